@@ -1,0 +1,117 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import * as schema from "./schema";
+
+export type Schema = typeof schema;
+/** One type for both drivers (stack notes: select/insert/returning/transactions run on both). */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+/** A transaction handle, usable wherever `Db` is (drizzle's tx has the same query API). */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+export type DbOrTx = Db | Tx;
+
+export const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
+
+export type Database = {
+  db: Db;
+  driver: "pglite" | "postgres";
+  /** Subscribe to a NOTIFY channel (cache invalidation across instances). */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<void>;
+  notify(channel: string, payload: string): Promise<void>;
+  /** Cheap liveness probe. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** The PGlite instance when embedded, else undefined. */
+  pglite?: unknown;
+  url?: string;
+};
+
+export type OpenOptions = {
+  databaseUrl?: string;
+  /** PGlite data directory; `memory://` for an in-memory database. */
+  pgliteDir?: string;
+  /** PGlite data dump (tarball) to start from, for fast test databases. */
+  pgliteLoadDataDir?: Blob;
+  migrate?: boolean;
+  poolSize?: number;
+};
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  const database = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : await openPglite(opts);
+  if (opts.migrate !== false) await migrate(database);
+  return database;
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const { default: postgres } = await import("postgres");
+  const { drizzle } = await import("drizzle-orm/postgres-js");
+  const sql = postgres(url, {
+    max,
+    onnotice: () => {},
+    connect_timeout: 5,
+  });
+  const db = drizzle(sql, { schema }) as unknown as Db;
+  return {
+    db,
+    driver: "postgres",
+    url,
+    async listen(channel, onMessage) {
+      await sql.listen(channel, (payload) => onMessage(payload));
+    },
+    async notify(channel, payload) {
+      await sql.notify(channel, payload);
+    },
+    async ping() {
+      await sql`select 1`;
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+async function openPglite(opts: OpenOptions): Promise<Database> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  const dir = opts.pgliteDir ?? "memory://";
+  if (!dir.startsWith("memory://")) mkdirSync(dir, { recursive: true });
+  const client = await PGlite.create(dir, opts.pgliteLoadDataDir ? { loadDataDir: opts.pgliteLoadDataDir } : {});
+  const db = drizzle(client, { schema }) as unknown as Db;
+  return {
+    db,
+    driver: "pglite",
+    pglite: client,
+    async listen(channel, onMessage) {
+      await client.listen(channel, onMessage);
+    },
+    async notify(channel, payload) {
+      await client.query("select pg_notify($1, $2)", [channel, payload]);
+    },
+    async ping() {
+      await client.query("select 1");
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+export async function migrate(database: Database): Promise<void> {
+  if (database.driver === "postgres") {
+    const { default: postgres } = await import("postgres");
+    const { drizzle } = await import("drizzle-orm/postgres-js");
+    const { migrate: run } = await import("drizzle-orm/postgres-js/migrator");
+    // One connection holding an advisory lock: instances starting together migrate once.
+    const sql = postgres(database.url!, { max: 1, onnotice: () => {} });
+    try {
+      await sql`select pg_advisory_lock(727274)`;
+      await run(drizzle(sql), { migrationsFolder });
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  } else {
+    const { migrate: run } = await import("drizzle-orm/pglite/migrator");
+    await run(database.db as never, { migrationsFolder });
+  }
+}

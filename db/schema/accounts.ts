@@ -1,0 +1,80 @@
+import { bigint, boolean, index, integer, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+
+const ms = (name: string) => bigint(name, { mode: "number" });
+
+export const workspaces = pgTable("workspaces", {
+  id: text("id").primaryKey(),
+  name: text("name"),
+  createdAt: ms("created_at").notNull(),
+});
+
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull(),
+    name: text("name"),
+    avatarUrl: text("avatar_url"),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
+    plan: text("plan", { enum: ["free", "pro"] }).notNull().default("free"),
+    isAdmin: boolean("is_admin").notNull().default(false),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("users_email_idx").on(t.email)],
+);
+
+/** Login sessions (lucia). `expires_at` is a timestamptz because lucia's adapter requires it. */
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+    createdAt: ms("created_at").notNull(),
+    device: text("device"),
+    browser: text("browser"),
+    platform: text("platform"),
+    country: text("country"),
+    regionName: text("region_name"),
+    city: text("city"),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
+
+/** E-mail codes: sign-in and e-mail change. Only a hash of the code is stored. */
+export const emailCodes = pgTable(
+  "email_codes",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull(),
+    purpose: text("purpose", { enum: ["sign_in", "email_change"] }).notNull(),
+    userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    expiresAt: ms("expires_at").notNull(),
+    usedAt: ms("used_at"),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("email_codes_email_idx").on(t.email, t.purpose)],
+);
+
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: ms("created_at").notNull(),
+    lastUsedAt: ms("last_used_at"),
+    revokedAt: ms("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_tokens_hash_idx").on(t.tokenHash), index("api_tokens_user_idx").on(t.userId)],
+);

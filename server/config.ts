@@ -1,0 +1,109 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+// Parsed once at start (decisions §1). A wrong value stops the start naming the variable.
+const httpUrl = z
+  .string()
+  .url()
+  .refine((v) => /^https?:$/.test(new URL(v).protocol), "must be an http(s) URL")
+  .transform((v) => v.replace(/\/+$/, ""));
+
+const envSchema = z.object({
+  APP_URL: httpUrl.default("http://localhost:3000"),
+  API_URL: httpUrl.optional(),
+  REDIRECT_URL: httpUrl.default("http://localhost:3001"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .optional(),
+  DATA_DIR: z.string().min(1).default("./data"),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// URL")
+    .optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
+    .optional(),
+  EDGE_HEADERS: z.enum(["none", "cloudfront", "cloudflare"]).default("none"),
+  TRUST_PROXY: z
+    .string()
+    .default("false")
+    .transform((v, ctx) => {
+      if (v === "true") return true as const;
+      if (v === "false") return false as const;
+      if (/^\d+$/.test(v)) return Number(v);
+      // Express also accepts subnet lists such as "loopback, 10.0.0.0/8".
+      if (/^[\w.:/, -]+$/.test(v)) return v;
+      ctx.addIssue({ code: "custom", message: "must be true, false, a hop count or a subnet list" });
+      return z.NEVER;
+    }),
+  SESSION_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  NODE_ENV: z.string().default("development"),
+});
+
+export type Config = Readonly<{
+  appUrl: URL;
+  apiUrl: URL;
+  redirectUrl: URL;
+  /** Host of the redirect domain, with port when it is not the default one. */
+  redirectDomain: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  redisUrl: string | undefined;
+  smtpUrl: string | undefined;
+  edgeHeaders: "none" | "cloudfront" | "cloudflare";
+  trustProxy: boolean | number | string;
+  sessionSecret: string;
+  logLevel: string;
+  production: boolean;
+}>;
+
+export class ConfigError extends Error {}
+
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const emptyToUndefined = Object.fromEntries(
+    Object.entries(env).filter(([, v]) => v !== undefined && v !== ""),
+  );
+  const parsed = envSchema.safeParse(emptyToUndefined);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const e = parsed.data;
+  const apiUrl = e.API_URL ?? `${e.APP_URL}/api`;
+  const redirectUrl = new URL(e.REDIRECT_URL);
+  const dataDir = path.resolve(e.DATA_DIR);
+  return Object.freeze({
+    appUrl: new URL(e.APP_URL),
+    apiUrl: new URL(apiUrl),
+    redirectUrl,
+    redirectDomain: redirectUrl.host,
+    databaseUrl: e.DATABASE_URL,
+    dataDir,
+    redisUrl: e.REDIS_URL,
+    smtpUrl: e.SMTP_URL,
+    edgeHeaders: e.EDGE_HEADERS,
+    trustProxy: e.TRUST_PROXY,
+    sessionSecret: e.SESSION_SECRET ?? loadOrCreateSecret(dataDir),
+    logLevel: e.LOG_LEVEL,
+    production: e.NODE_ENV === "production",
+  });
+}
+
+function loadOrCreateSecret(dataDir: string): string {
+  const file = path.join(dataDir, "session-secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString("base64url");
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+/** URL without trailing slash, as a string (for building addresses). */
+export function base(url: URL): string {
+  return url.href.replace(/\/+$/, "");
+}

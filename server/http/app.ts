@@ -1,0 +1,66 @@
+import express, { type NextFunction, type Request, type Response } from "express";
+import helmet from "helmet";
+import { createExpressMiddleware } from "@trpc/server/adapters/express";
+import type { AppServices } from "../services";
+import { appRouter } from "../trpc/router";
+import { createHttpContext } from "../trpc/context";
+import { openApiDocuments } from "../trpc/openapi";
+import { createRestHandler, MAX_BODY_BYTES, sendError } from "./rest";
+import { AppError, toPublicError } from "./errors";
+
+/** The API origin: every REST path, /openapi.json|yaml, and the typed tRPC endpoint. */
+export function createApiRouter(app: AppServices): express.Router {
+  const api = express.Router();
+  api.get("/openapi.json", (_req, res) => {
+    res.type("application/json").setHeader("Access-Control-Allow-Origin", "*");
+    res.send(openApiDocuments(app.config).json);
+  });
+  api.get("/openapi.yaml", (_req, res) => {
+    res.type("application/yaml").setHeader("Access-Control-Allow-Origin", "*");
+    res.send(openApiDocuments(app.config).yaml);
+  });
+  api.use(
+    "/trpc",
+    express.json({ limit: MAX_BODY_BYTES, strict: false }),
+    createExpressMiddleware({
+      router: appRouter,
+      createContext: createHttpContext(app),
+      onError: ({ error }) => {
+        if (toPublicError(error).status >= 500) app.log.error({ err: error.cause ?? error }, "trpc request failed");
+      },
+    }),
+  );
+  api.use(createRestHandler(app));
+  api.use(apiErrorHandler(app));
+  return api;
+}
+
+/** Last resort for the API: never a stack trace, always `{error}`. */
+export function apiErrorHandler(app: AppServices) {
+  return (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number };
+    if (e?.type === "entity.too.large") return sendError(res, new AppError("PAYLOAD_TOO_LARGE"));
+    if (e?.type === "entity.parse.failed") return sendError(res, new AppError("VALIDATION_FAILED", { fields: { body: ["must be a JSON object"] } }));
+    const pub = toPublicError(err);
+    if (pub.status >= 500) app.log.error({ err }, "request failed");
+    sendError(res, pub);
+  };
+}
+
+export const securityHeaders = () =>
+  helmet({
+    contentSecurityPolicy: {
+      directives: {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "https:", "http:"],
+        "connect-src": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+        "upgrade-insecure-requests": null,
+      },
+    },
+    // HSTS only means something on https; helmet sends it regardless, so the server strips it on http.
+    crossOriginEmbedderPolicy: false,
+  });

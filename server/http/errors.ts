@@ -1,0 +1,162 @@
+import { TRPCError } from "@trpc/server";
+import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { ZodError, type ZodIssue } from "zod";
+
+export type Fields = Record<string, string[]>;
+
+/** Public error codes and their HTTP status: the one table (service.md "Errors", decisions §8). */
+export const ERROR_STATUS = {
+  VALIDATION_FAILED: 400,
+  INVALID_TAG: 400,
+  INVALID_LINK_ID: 400,
+  EXPIRES_AT_IN_THE_PAST: 400,
+  EXPIRATION_URL_WITHOUT_EXPIRY: 400,
+  TOO_MANY_RULES: 400,
+  NOT_A_SHORT_LINK: 400,
+  INVALID_CODE: 400,
+  UNAUTHORIZED: 401,
+  SESSION_REQUIRED: 403,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  LINK_ID_ALREADY_IN_USE: 409,
+  LINKTREE_LINK_NOT_EDITABLE: 409,
+  SLUG_ALREADY_IN_USE: 409,
+  TOKEN_LIMIT_REACHED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+  SLUGS_EXHAUSTED: 503,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const TRPC_CODE_FOR_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: "BAD_REQUEST",
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_SUPPORTED",
+  409: "CONFLICT",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "BAD_REQUEST",
+  429: "TOO_MANY_REQUESTS",
+  500: "INTERNAL_SERVER_ERROR",
+  503: "INTERNAL_SERVER_ERROR",
+};
+
+/** The domain error. Anything else that escapes is a 500 INTERNAL_ERROR. */
+export class AppError extends TRPCError {
+  readonly publicCode: ErrorCode;
+  readonly status: number;
+  readonly fields?: Fields;
+  readonly headers?: Record<string, string>;
+  constructor(code: ErrorCode, opts: { fields?: Fields; headers?: Record<string, string>; message?: string } = {}) {
+    const status = ERROR_STATUS[code];
+    super({ code: TRPC_CODE_FOR_STATUS[status] ?? "INTERNAL_SERVER_ERROR", message: opts.message ?? code });
+    this.publicCode = code;
+    this.status = status;
+    this.fields = opts.fields ?? (status === 400 ? {} : undefined);
+    this.headers = opts.headers;
+  }
+}
+
+export const notFound = () => new AppError("NOT_FOUND");
+export const validation = (fields: Fields, code: ErrorCode = "VALIDATION_FAILED") => new AppError(code, { fields });
+
+/** Field names whose failures carry a specific code (service.md: "the schema's specific code"). */
+const FIELD_CODES: Record<string, ErrorCode> = {
+  slug: "INVALID_LINK_ID",
+  id: "INVALID_LINK_ID",
+  link_id: "INVALID_LINK_ID",
+  tags: "INVALID_TAG",
+};
+
+/** A zod issue can name its own code: `ctx.addIssue({ code: "custom", params: { code: "TOO_MANY_RULES" } })`. */
+export function issueCode(issue: ZodIssue): ErrorCode | undefined {
+  const own = issue.code === "custom" ? (issue.params?.code as ErrorCode | undefined) : undefined;
+  if (own) return own;
+  const field = issue.path[0];
+  return typeof field === "string" ? FIELD_CODES[field] : undefined;
+}
+
+export function fromZodError(err: ZodError): AppError {
+  const fields: Fields = {};
+  let code: ErrorCode | undefined;
+  const add = (name: string, message: string) => (fields[name] ??= []).push(message);
+  for (const issue of err.issues) {
+    if (issue.code === "unrecognized_keys") {
+      const parent = issue.path.length ? issue.path.join(".") + "." : "";
+      for (const key of issue.keys) add(issue.path.length ? String(issue.path[0]) : key, `unknown field ${parent}${key}`);
+      continue;
+    }
+    const name = issue.path.length ? String(issue.path[0]) : "body";
+    const where = issue.path.length > 1 ? `${issue.path.slice(1).join(".")}: ` : "";
+    add(name, where + issue.message);
+    code ??= issueCode(issue);
+  }
+  return new AppError(code ?? "VALIDATION_FAILED", { fields });
+}
+
+export type PublicError = { status: number; body: { error: string; fields?: Fields }; headers?: Record<string, string> };
+
+/** Maps anything thrown to the public answer. Never leaks a message, stack or SQL. */
+export function toPublicError(err: unknown): PublicError {
+  let e: unknown = err;
+  // tRPC wraps thrown errors; the interesting one is the cause.
+  for (let i = 0; i < 5 && e instanceof TRPCError && !(e instanceof AppError) && e.cause; i++) e = e.cause;
+  if (e instanceof ZodError) e = fromZodError(e);
+  if (e instanceof AppError) {
+    const body: PublicError["body"] = { error: e.publicCode };
+    if (e.status === 400) body.fields = e.fields ?? {};
+    return { status: e.status, body, headers: e.headers };
+  }
+  if (e instanceof TRPCError) {
+    const map: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
+      PARSE_ERROR: "VALIDATION_FAILED",
+      BAD_REQUEST: "VALIDATION_FAILED",
+      UNAUTHORIZED: "UNAUTHORIZED",
+      FORBIDDEN: "FORBIDDEN",
+      NOT_FOUND: "NOT_FOUND",
+      METHOD_NOT_SUPPORTED: "METHOD_NOT_ALLOWED",
+      PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+      TOO_MANY_REQUESTS: "RATE_LIMITED",
+    };
+    const code = map[e.code];
+    if (code) {
+      const status = ERROR_STATUS[code];
+      return { status, body: status === 400 ? { error: code, fields: { body: [e.message] } } : { error: code } };
+    }
+  }
+  if (isDatabaseUnavailable(e)) {
+    return { status: 503, body: { error: "SERVICE_UNAVAILABLE" }, headers: { "Retry-After": "5" } };
+  }
+  return { status: 500, body: { error: "INTERNAL_ERROR" } };
+}
+
+/** Connection-level failures (PostgreSQL down or unreachable), as opposed to query errors. */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const code = (e as { code?: string } | null)?.code;
+  return (
+    code === "ECONNREFUSED" ||
+    code === "ECONNRESET" ||
+    code === "ETIMEDOUT" ||
+    code === "CONNECT_TIMEOUT" ||
+    code === "CONNECTION_CLOSED" ||
+    code === "CONNECTION_ENDED" ||
+    code === "CONNECTION_DESTROYED" ||
+    code === "57P01" || // admin_shutdown
+    code === "57P03" || // cannot_connect_now
+    (e instanceof Error && e.cause !== undefined && isDatabaseUnavailable(e.cause))
+  );
+}
+
+/** PostgreSQL unique violation, optionally on a given constraint/index. */
+export function isUniqueViolation(e: unknown, constraint?: string): boolean {
+  for (let cur: unknown = e, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
+    const c = cur as { code?: string; constraint?: string; constraint_name?: string };
+    if (c.code === "23505") return !constraint || (c.constraint ?? c.constraint_name) === constraint;
+  }
+  return false;
+}

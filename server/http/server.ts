@@ -1,0 +1,94 @@
+import http from "node:http";
+import express from "express";
+import type { AppServices } from "../services";
+import { createApiRouter, securityHeaders } from "./app";
+import { createRemixHandler } from "./remix";
+import { createRedirectApp } from "../redirect/adapter";
+import { sendError } from "./rest";
+import { AppError } from "./errors";
+
+type OriginKind = "app" | "api" | "redirect";
+type Origin = { kind: OriginKind; url: URL; handler: express.Express; prefix: string };
+
+const portOf = (u: URL) => Number(u.port || (u.protocol === "https:" ? 443 : 80));
+
+function subApp(app: AppServices) {
+  const e = express();
+  e.disable("x-powered-by");
+  e.set("trust proxy", app.config.trustProxy);
+  return e;
+}
+
+export type RunningServers = { servers: http.Server[]; close(): Promise<void>; ports: number[] };
+
+/**
+ * One process, three origins (decisions §1). Each origin listens on the port of its URL; when
+ * origins share a port, the Host header (and the API's path prefix) picks the origin.
+ */
+export async function startServers(app: AppServices, opts: { remix?: boolean } = {}): Promise<RunningServers> {
+  const { config } = app;
+
+  const api = subApp(app);
+  api.use(securityHeaders());
+  if (config.apiUrl.protocol !== "https:") api.use((_q, s, n) => (s.removeHeader("Strict-Transport-Security"), n()));
+  api.use(createApiRouter(app));
+
+  const web = subApp(app);
+  web.use(securityHeaders());
+  if (config.appUrl.protocol !== "https:") web.use((_q, s, n) => (s.removeHeader("Strict-Transport-Security"), n()));
+  if (opts.remix !== false) web.use(await createRemixHandler(app));
+  else web.use((_q, s) => s.status(404).type("text").send("Not found"));
+
+  const redirect = createRedirectApp(app);
+
+  const origins: Origin[] = [
+    { kind: "api", url: config.apiUrl, handler: api, prefix: config.apiUrl.pathname.replace(/\/+$/, "") },
+    { kind: "app", url: config.appUrl, handler: web, prefix: "" },
+    { kind: "redirect", url: config.redirectUrl, handler: redirect, prefix: "" },
+  ];
+  const ports = [...new Set(origins.map((o) => portOf(o.url)))];
+  const servers: http.Server[] = [];
+  for (const port of ports) {
+    const here = origins.filter((o) => portOf(o.url) === port);
+    const server = http.createServer((req, res) => dispatch(here, req, res));
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, () => resolve());
+    });
+    servers.push(server);
+  }
+  app.log.info({ app: config.appUrl.href, api: config.apiUrl.href, redirect: config.redirectUrl.href }, "listening");
+  return {
+    servers,
+    ports,
+    async close() {
+      await Promise.all(
+        servers.map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeIdleConnections();
+            }),
+        ),
+      );
+    },
+  };
+}
+
+function dispatch(origins: Origin[], req: http.IncomingMessage, res: http.ServerResponse) {
+  const host = (req.headers.host ?? "").toLowerCase();
+  const path = (req.url ?? "/").split("?")[0];
+  const byHost = origins.filter((o) => o.url.host.toLowerCase() === host);
+  const pool = byHost.length ? byHost : origins;
+  const inPrefix = (o: Origin) => o.prefix === "" || path === o.prefix || path.startsWith(o.prefix + "/");
+  // Longest matching prefix first, so the API under APP_URL/api wins over the app itself.
+  const origin = [...pool].sort((a, b) => b.prefix.length - a.prefix.length).find(inPrefix);
+  if (!origin) {
+    // Only the API lives on this port/host, and the path is outside its prefix.
+    return sendError(res as express.Response, new AppError("NOT_FOUND"));
+  }
+  if (origin.prefix) req.url = req.url!.slice(origin.prefix.length) || "/";
+  if (req.url && !req.url.startsWith("/")) req.url = "/" + req.url;
+  origin.handler(req as express.Request, res as express.Response);
+}

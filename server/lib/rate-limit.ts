@@ -1,0 +1,89 @@
+import { Redis } from "ioredis";
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { AppError } from "../http/errors";
+import type { Actor, Context } from "../trpc/context";
+
+/** Every limit of service.md and decisions, in one place. */
+export const LIMITS = {
+  tokenFree: { points: 100, duration: 3600 },
+  tokenPro: { points: 10_000, duration: 3600 },
+  anonymousCreate: { points: 30, duration: 3600 },
+  reportPerAddress: { points: 10, duration: 3600 },
+  reportPerSlug: { points: 20, duration: 3600 },
+  passwordPerAddress: { points: 10, duration: 900 },
+  passwordPerLink: { points: 100, duration: 900 },
+  signInPerEmail: { points: 5, duration: 900 },
+  signInPerAddress: { points: 30, duration: 3600 },
+} as const;
+export type LimitName = keyof typeof LIMITS;
+
+export type RateLimits = {
+  get(name: LimitName): RateLimiterAbstract;
+  close(): Promise<void>;
+};
+
+export function createRateLimits(redisUrl?: string, keyPrefix = "rl"): RateLimits {
+  const redis = redisUrl ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
+  redis?.on("error", () => {}); // reported through insuranceLimiter fallbacks, not crashes
+  const limiters = new Map<LimitName, RateLimiterAbstract>();
+  return {
+    get(name) {
+      let l = limiters.get(name);
+      if (!l) {
+        const opts = { ...LIMITS[name], keyPrefix: `${keyPrefix}:${name}` };
+        l = redis
+          ? new RateLimiterRedis({ ...opts, storeClient: redis, insuranceLimiter: new RateLimiterMemory(opts) })
+          : new RateLimiterMemory(opts);
+        limiters.set(name, l);
+      }
+      return l;
+    },
+    async close() {
+      redis?.disconnect();
+    },
+  };
+}
+
+export const retryAfterSeconds = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+
+export function rateLimited(res: RateLimiterRes): AppError {
+  return new AppError("RATE_LIMITED", { headers: { "Retry-After": String(retryAfterSeconds(res)) } });
+}
+
+/** Consumes one point; throws 429 RATE_LIMITED with Retry-After when over the limit. */
+export async function consume(limits: RateLimits, name: LimitName, key: string, points = 1): Promise<RateLimiterRes> {
+  try {
+    return await limits.get(name).consume(key, points);
+  } catch (e) {
+    if (e instanceof RateLimiterRes) throw rateLimited(e);
+    throw e;
+  }
+}
+
+/** Remaining points without consuming (for checks that only count failures). */
+export async function check(limits: RateLimits, name: LimitName, key: string): Promise<void> {
+  const res = await limits.get(name).get(key);
+  if (res && res.remainingPoints <= 0) throw rateLimited(res);
+}
+
+/** Token requests per hour by plan, with RateLimit-* headers on every token answer. */
+export async function consumeTokenRequest(ctx: Context, actor: Actor): Promise<void> {
+  const name: LimitName = actor.plan === "pro" ? "tokenPro" : "tokenFree";
+  const limit = LIMITS[name].points;
+  let res: RateLimiterRes;
+  let over = false;
+  try {
+    res = await ctx.app.limits.get(name).consume(actor.tokenId!, 1);
+  } catch (e) {
+    if (!(e instanceof RateLimiterRes)) throw e;
+    res = e;
+    over = true;
+  }
+  ctx.res.setHeader("RateLimit-Limit", String(limit));
+  ctx.res.setHeader("RateLimit-Remaining", String(Math.max(0, res.remainingPoints)));
+  ctx.res.setHeader("RateLimit-Reset", String(retryAfterSeconds(res)));
+  if (over) {
+    ctx.app.metrics?.rateLimited.inc({ limit: name });
+    throw rateLimited(res);
+  }
+}

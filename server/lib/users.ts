@@ -1,0 +1,61 @@
+import { and, count, eq, isNull } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { apiTokens, users, workspaces } from "../../db/schema";
+import { AppError } from "../http/errors";
+import { sha256 } from "./crypto";
+import { newId, newTokenValue } from "./ids";
+
+export type UserRow = typeof users.$inferSelect;
+export type TokenRow = typeof apiTokens.$inferSelect;
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+/** A user and its own workspace, made together (sign-up, the CLI, tests). */
+export async function createUserWithWorkspace(
+  db: DbOrTx,
+  input: { email: string; name?: string | null; plan?: "free" | "pro"; isAdmin?: boolean },
+): Promise<UserRow> {
+  return db.transaction(async (tx) => {
+    const now = Date.now();
+    const workspaceId = newId();
+    await tx.insert(workspaces).values({ id: workspaceId, name: input.name ? `${input.name}'s workspace` : null, createdAt: now });
+    const [user] = await tx
+      .insert(users)
+      .values({
+        id: newId(),
+        email: normalizeEmail(input.email),
+        name: input.name ?? null,
+        workspaceId,
+        plan: input.plan ?? "free",
+        isAdmin: input.isAdmin ?? false,
+        createdAt: now,
+      })
+      .returning();
+    return user;
+  });
+}
+
+export const LIVE_TOKENS_BY_PLAN = { free: 1, pro: 10 } as const;
+
+/**
+ * Creates an API token: the value is returned once, only its SHA-256 is stored. The plan's
+ * live-token limit is checked under a lock on the user row, so two parallel creations cannot
+ * both take the last slot.
+ */
+export async function issueToken(db: DbOrTx, userId: string, name: string): Promise<{ token: string; record: TokenRow }> {
+  return db.transaction(async (tx) => {
+    const [user] = await tx.select({ plan: users.plan }).from(users).where(eq(users.id, userId)).for("update");
+    if (!user) throw new AppError("NOT_FOUND");
+    const [{ live }] = await tx
+      .select({ live: count() })
+      .from(apiTokens)
+      .where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt)));
+    if (live >= LIVE_TOKENS_BY_PLAN[user.plan]) throw new AppError("TOKEN_LIMIT_REACHED");
+    const token = newTokenValue();
+    const [record] = await tx
+      .insert(apiTokens)
+      .values({ id: newId(), userId, name, prefix: token.slice(0, 8), tokenHash: sha256(token), createdAt: Date.now() })
+      .returning();
+    return { token, record };
+  });
+}

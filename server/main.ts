@@ -1,0 +1,54 @@
+import path from "node:path";
+import { ConfigError, parseConfig } from "./config";
+import { openDatabase } from "../db/client";
+import { createServices } from "./services";
+import { startServers } from "./http/server";
+
+async function main() {
+  const started = Date.now();
+  let config;
+  try {
+    config = parseConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(1);
+    }
+    throw e;
+  }
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite") });
+  const app = await createServices(config, database);
+  const running = await startServers(app);
+  app.log.info({ ms: Date.now() - started, database: database.driver }, "started");
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, "draining");
+    const force = setTimeout(() => {
+      app.log.error("drain timed out");
+      process.exit(1);
+    }, 15_000);
+    force.unref();
+    try {
+      await running.close(); // stop accepting, finish in-flight requests
+      await app.clicks?.close(); // flush buffered clicks
+      await app.limits.close();
+      app.mail.close();
+      await database.close();
+      app.log.info("stopped");
+      process.exit(0);
+    } catch (e) {
+      app.log.error({ err: e }, "drain failed");
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

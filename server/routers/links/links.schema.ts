@@ -1,0 +1,141 @@
+import { z } from "zod";
+import { COUNTRY_CODES } from "../../lib/countries";
+import { LINK_ID_RE } from "../../lib/ids";
+import { httpUrl } from "../../lib/urls";
+
+export const SLUG_RE = /^[0-9a-z-]{1,50}$/;
+export const TAG_RE = /^[0-9a-z-]{1,24}$/;
+export const MAX_TAGS = 10;
+export const MAX_GEO_RULES = 50;
+
+// trpc-openapi 1.2 turns on coercion of top-level number/boolean members on the first REST call
+// (stack notes). A preprocess step hides them from it, so `"123"` or `true` stay type errors.
+export const strictNumber = <T extends z.ZodTypeAny>(s: T) => z.preprocess((v) => v, s) as unknown as T;
+
+export const slugSchema = z.string().regex(SLUG_RE, "must be 1-50 characters of 0-9, a-z and -");
+export const linkIdSchema = z.string().regex(LINK_ID_RE, "must be 8 characters of 0-9 and a-z");
+
+export const tagsSchema = z
+  .array(z.string().regex(TAG_RE, "each tag must be 1-24 characters of 0-9, a-z and -"))
+  .transform((tags) => [...new Set(tags)].sort())
+  .refine((tags) => tags.length <= MAX_TAGS, `at most ${MAX_TAGS} tags`);
+
+export const expiresAtSchema = strictNumber(
+  z
+    .number()
+    .int()
+    .positive()
+    .max(Number.MAX_SAFE_INTEGER)
+    .superRefine((v, ctx) => {
+      if (v <= Date.now()) ctx.addIssue({ code: "custom", message: "must be in the future", params: { code: "EXPIRES_AT_IN_THE_PAST" } });
+    }),
+);
+
+const countryKey = (k: string) => k.toUpperCase();
+
+export const targetingSchema = z
+  .object({
+    geo: z.record(z.string(), httpUrl).optional(),
+    ios: httpUrl.optional(),
+    android: httpUrl.optional(),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    const keys = Object.keys(t.geo ?? {});
+    if (keys.length > MAX_GEO_RULES) {
+      ctx.addIssue({ code: "custom", path: ["geo"], message: `at most ${MAX_GEO_RULES} countries`, params: { code: "TOO_MANY_RULES" } });
+    }
+    const seen = new Set<string>();
+    for (const k of keys) {
+      if (!COUNTRY_CODES.has(countryKey(k))) ctx.addIssue({ code: "custom", path: ["geo", k], message: "not an ISO 3166-1 alpha-2 country code" });
+      else if (seen.has(countryKey(k))) ctx.addIssue({ code: "custom", path: ["geo", k], message: "country given twice" });
+      seen.add(countryKey(k));
+    }
+  })
+  .transform((t) => {
+    const geo = Object.fromEntries(Object.entries(t.geo ?? {}).map(([k, v]) => [countryKey(k), v]));
+    const out: { geo?: Record<string, string>; ios?: string; android?: string } = {};
+    if (Object.keys(geo).length) out.geo = geo;
+    if (t.ios) out.ios = t.ios;
+    if (t.android) out.android = t.android;
+    // All members absent or empty: stored as null (decisions §3).
+    return Object.keys(out).length ? out : null;
+  });
+
+export const passwordSchema = z.string().min(4, "must be 4-200 characters").max(200, "must be 4-200 characters");
+const ogTitle = z.string().max(120, "at most 120 characters");
+const ogDescription = z.string().max(240, "at most 240 characters");
+
+const linkFields = {
+  url: httpUrl,
+  slug: slugSchema,
+  tags: tagsSchema,
+  expires_at: expiresAtSchema,
+  expiration_url: httpUrl,
+  targeting: targetingSchema.nullable(),
+  password: passwordSchema,
+  og_title: ogTitle.nullable(),
+  og_description: ogDescription.nullable(),
+  og_image: httpUrl.nullable(),
+};
+
+export const createLinkInput = z
+  .object({
+    ...linkFields,
+    slug: linkFields.slug.optional(),
+    tags: linkFields.tags.optional(),
+    expires_at: linkFields.expires_at.optional(),
+    expiration_url: linkFields.expiration_url.optional(),
+    targeting: linkFields.targeting.optional(),
+    password: linkFields.password.optional(),
+    og_title: linkFields.og_title.optional(),
+    og_description: linkFields.og_description.optional(),
+    og_image: linkFields.og_image.optional(),
+  })
+  .strict();
+export type CreateLinkInput = z.output<typeof createLinkInput>;
+
+export const updateLinkBody = z
+  .object({
+    url: linkFields.url.optional(),
+    slug: linkFields.slug.optional(),
+    tags: linkFields.tags.optional(),
+    expires_at: linkFields.expires_at.nullable().optional(),
+    expiration_url: linkFields.expiration_url.nullable().optional(),
+    targeting: linkFields.targeting.optional(),
+    password: linkFields.password.nullable().optional(),
+    og_title: linkFields.og_title.optional(),
+    og_description: linkFields.og_description.optional(),
+    og_image: linkFields.og_image.optional(),
+  })
+  .strict();
+export const updateLinkInput = updateLinkBody
+  .extend({ id: linkIdSchema })
+  .refine((v) => Object.keys(v).some((k) => k !== "id"), { message: "at least one property is required", path: ["body"] });
+export type UpdateLinkInput = z.output<typeof updateLinkInput>;
+
+export const linkIdInput = z.object({ id: linkIdSchema });
+
+export const targetingOutput = z
+  .object({ geo: z.record(z.string(), z.string()).optional(), ios: z.string().optional(), android: z.string().optional() })
+  .nullable();
+
+export const linkOutput = z.object({
+  id: z.string(),
+  slug: z.string(),
+  url: z.string().url(),
+  short_url: z.string().url(),
+  redirect_domain: z.string(),
+  tags: z.array(z.string()),
+  expires_at: z.number().int().nullable(),
+  expiration_url: z.string().url().nullable(),
+  targeting: targetingOutput,
+  has_password: z.boolean(),
+  og_title: z.string().nullable(),
+  og_description: z.string().nullable(),
+  og_image: z.string().url().nullable(),
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  deleted_at: z.number().int().nullable(),
+});
+export type LinkDto = z.infer<typeof linkOutput>;

@@ -1,0 +1,180 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { DbOrTx } from "../../../db/client";
+import { links } from "../../../db/schema";
+import { base, type Config } from "../../config";
+import { AppError, isUniqueViolation, notFound, validation, type Fields } from "../../http/errors";
+import { hashPassword } from "../../lib/crypto";
+import { newLinkId } from "../../lib/ids";
+import { consume } from "../../lib/rate-limit";
+import { SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
+import { isOnHost } from "../../lib/urls";
+import type { AppServices } from "../../services";
+import type { Actor, Context } from "../../trpc/context";
+import type { CreateLinkInput, LinkDto, UpdateLinkInput } from "./links.schema";
+
+export type LinkRow = typeof links.$inferSelect;
+export const PUBLIC_WORKSPACE_ID = "public";
+
+export const shortUrl = (config: Config, slug: string) => `${base(config.redirectUrl)}/${slug}`;
+
+/** The public shape of a link. The password hash never leaves this module. */
+export function toLinkDto(row: LinkRow, config: Config): LinkDto {
+  return {
+    id: row.id,
+    slug: row.slug,
+    url: row.url,
+    short_url: shortUrl(config, row.slug),
+    redirect_domain: config.redirectDomain,
+    tags: row.tags ?? [],
+    expires_at: row.expiresAt,
+    expiration_url: row.expirationUrl,
+    targeting: row.targeting ?? null,
+    has_password: row.passwordHash !== null,
+    og_title: row.ogTitle,
+    og_description: row.ogDescription,
+    og_image: row.ogImage,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    deleted_at: row.deletedAt,
+  };
+}
+
+const isSlugConflict = (e: unknown) => isUniqueViolation(e, SLUG_INDEX);
+
+/** Stored URLs must not point back at the redirect domain (no loops). */
+export function checkNoLoops(config: Config, input: Record<string, unknown>): void {
+  const fields: Fields = {};
+  const host = config.redirectDomain;
+  const check = (name: string, value: unknown, label = name) => {
+    if (typeof value === "string" && isOnHost(value, host)) (fields[name] ??= []).push(`${label} must not point at the redirect domain ${host}`);
+  };
+  for (const name of ["url", "expiration_url", "og_image", "avatar_url"]) check(name, input[name]);
+  const t = input.targeting as { geo?: Record<string, string>; ios?: string; android?: string } | null | undefined;
+  if (t) {
+    check("targeting", t.ios, "targeting.ios");
+    check("targeting", t.android, "targeting.android");
+    for (const [k, v] of Object.entries(t.geo ?? {})) check("targeting", v, `targeting.geo.${k}`);
+  }
+  if (Object.keys(fields).length) throw validation(fields);
+}
+
+const expiryRequired = () =>
+  new AppError("EXPIRATION_URL_WITHOUT_EXPIRY", { fields: { expiration_url: ["requires expires_at, sent in the same request or already stored"] } });
+
+type NewLink = { workspaceId: string; url: string; kind?: LinkRow["kind"]; slug?: string } & Partial<
+  Pick<LinkRow, "tags" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">
+>;
+
+/**
+ * Inserts one link row with the given slug, or a generated one. A taken slug answers
+ * `conflictCode` (links and linktrees word it differently). Used by links and linktrees alike.
+ */
+export async function insertLink(db: DbOrTx, values: NewLink, conflictCode: "LINK_ID_ALREADY_IN_USE" | "SLUG_ALREADY_IN_USE" = "LINK_ID_ALREADY_IN_USE"): Promise<LinkRow> {
+  const now = Date.now();
+  const row = (slug: string) => ({ ...values, id: newLinkId(), slug, kind: values.kind ?? "link", createdAt: now, updatedAt: now });
+  if (values.slug === undefined) {
+    return withGeneratedSlug(db, async (slug, tx) => (await tx.insert(links).values(row(slug)).returning())[0], isSlugConflict);
+  }
+  try {
+    // Savepoint: a conflict must not abort the caller's transaction before we answer 409.
+    return await db.transaction(async (sp) => (await sp.insert(links).values(row(values.slug!)).returning())[0]);
+  } catch (e) {
+    if (isSlugConflict(e)) throw new AppError(conflictCode, { message: `slug ${values.slug} is taken` });
+    throw e;
+  }
+}
+
+export async function createLink(ctx: Context, actor: Actor | null, input: CreateLinkInput): Promise<LinkDto> {
+  const { app } = ctx;
+  if (!actor) await consume(app.limits, "anonymousCreate", ctx.req.ip);
+  checkNoLoops(app.config, input);
+  if (input.expiration_url !== undefined && input.expires_at === undefined) throw expiryRequired();
+  const row = await insertLink(app.db, {
+    workspaceId: actor?.workspaceId ?? PUBLIC_WORKSPACE_ID,
+    url: input.url,
+    slug: input.slug,
+    tags: input.tags ?? [],
+    expiresAt: input.expires_at ?? null,
+    expirationUrl: input.expiration_url ?? null,
+    targeting: input.targeting ?? null,
+    passwordHash: input.password !== undefined ? await hashPassword(input.password) : null,
+    ogTitle: input.og_title || null,
+    ogDescription: input.og_description || null,
+    ogImage: input.og_image ?? null,
+  });
+  await app.invalidateSlugs([row.slug]); // drops a cached "unknown slug"
+  return toLinkDto(row, app.config);
+}
+
+export async function listLinks(app: AppServices, actor: Actor): Promise<LinkDto[]> {
+  const rows = await app.db
+    .select()
+    .from(links)
+    .where(and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"), isNull(links.deletedAt)))
+    .orderBy(desc(links.createdAt), desc(links.id));
+  return rows.map((r) => toLinkDto(r, app.config));
+}
+
+/** A link of the actor's workspace (deleted ones included), or 404. */
+export async function findOwnLink(db: DbOrTx, actor: Actor, id: string, forUpdate = false): Promise<LinkRow> {
+  const q = db
+    .select()
+    .from(links)
+    .where(and(eq(links.id, id), eq(links.workspaceId, actor.workspaceId)))
+    .limit(1);
+  const [row] = forUpdate ? await q.for("update") : await q;
+  if (!row) throw notFound();
+  return row;
+}
+
+export async function getLink(app: AppServices, actor: Actor, id: string): Promise<LinkDto> {
+  return toLinkDto(await findOwnLink(app.db, actor, id), app.config);
+}
+
+export async function updateLink(app: AppServices, actor: Actor, input: UpdateLinkInput): Promise<LinkDto> {
+  const { id, ...patch } = input;
+  checkNoLoops(app.config, patch);
+  const passwordHash = typeof patch.password === "string" ? await hashPassword(patch.password) : patch.password;
+  const { before, after } = await app.db.transaction(async (tx) => {
+    const current = await findOwnLink(tx, actor, id, true);
+    if (current.deletedAt !== null) throw notFound();
+    if (current.kind !== "link") throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
+    const set: Partial<LinkRow> = { updatedAt: Math.max(Date.now(), current.updatedAt + 1) };
+    if (patch.url !== undefined) set.url = patch.url;
+    if (patch.slug !== undefined) set.slug = patch.slug;
+    if (patch.tags !== undefined) set.tags = patch.tags;
+    if (patch.expires_at !== undefined) set.expiresAt = patch.expires_at;
+    // Clearing the expiry clears its fallback too (decisions §3).
+    if (patch.expires_at === null) set.expirationUrl = null;
+    if (patch.expiration_url !== undefined) {
+      const expiry = patch.expires_at !== undefined ? patch.expires_at : current.expiresAt;
+      if (patch.expiration_url !== null && expiry === null) throw expiryRequired();
+      set.expirationUrl = patch.expiration_url;
+    }
+    if (patch.targeting !== undefined) set.targeting = patch.targeting;
+    if (passwordHash !== undefined) set.passwordHash = passwordHash;
+    if (patch.og_title !== undefined) set.ogTitle = patch.og_title || null;
+    if (patch.og_description !== undefined) set.ogDescription = patch.og_description || null;
+    if (patch.og_image !== undefined) set.ogImage = patch.og_image;
+    try {
+      const [row] = await tx.transaction((sp) => sp.update(links).set(set).where(eq(links.id, id)).returning());
+      return { before: current, after: row };
+    } catch (e) {
+      if (isSlugConflict(e)) throw new AppError("LINK_ID_ALREADY_IN_USE", { message: `slug ${patch.slug} is taken` });
+      throw e;
+    }
+  });
+  await app.invalidateSlugs([...new Set([before.slug, after.slug])]);
+  return toLinkDto(after, app.config);
+}
+
+export async function deleteLink(app: AppServices, actor: Actor, id: string): Promise<void> {
+  const deleted = await app.db.transaction(async (tx) => {
+    const current = await findOwnLink(tx, actor, id, true);
+    if (current.kind !== "link") throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
+    if (current.deletedAt !== null) return null; // 204 again
+    await tx.update(links).set({ deletedAt: Date.now(), updatedAt: Date.now() }).where(eq(links.id, id));
+    return current;
+  });
+  if (deleted) await app.invalidateSlugs([deleted.slug]);
+}

@@ -1,0 +1,58 @@
+import type { Config } from "./config";
+import type { Database, Db } from "../db/client";
+import { createLucia, type AppLucia } from "./lib/lucia";
+import { createRateLimits, type RateLimits } from "./lib/rate-limit";
+import { createMailer, type Mailer } from "./lib/mail";
+import { createLogger, type Logger } from "./lib/log";
+import { createMetrics, type Metrics } from "./lib/metrics";
+import { LruCache } from "./redirect/cache";
+import type { CachedLink } from "./redirect/lookup";
+
+export const LINK_CHANNEL = "link_changed";
+
+/** Everything a procedure may use, built once at start (or per test file). */
+export type AppServices = {
+  config: Config;
+  database: Database;
+  db: Db;
+  lucia: AppLucia;
+  limits: RateLimits;
+  mail: Mailer;
+  log: Logger;
+  metrics: Metrics;
+  /** slug → link snapshot (or null for a known miss), for the redirect host. */
+  linkCache: LruCache<CachedLink | null>;
+  /** Drop cached slugs here and in every other instance. Call after every committed link write. */
+  invalidateSlugs(slugs: string[]): Promise<void>;
+  /** Set by the redirect host at start: where counted visits go. */
+  clicks?: import("./redirect/clicks").ClickRecorder;
+};
+
+export async function createServices(config: Config, database: Database, opts: { logger?: Logger; cacheSize?: number; rateLimitPrefix?: string } = {}): Promise<AppServices> {
+  const log = opts.logger ?? createLogger(config.logLevel);
+  const linkCache = new LruCache<CachedLink | null>(opts.cacheSize ?? 50_000);
+  const services: AppServices = {
+    config,
+    database,
+    db: database.db,
+    lucia: createLucia(database.db, config),
+    limits: createRateLimits(config.redisUrl, opts.rateLimitPrefix),
+    mail: createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, log }),
+    log,
+    metrics: createMetrics(),
+    linkCache,
+    async invalidateSlugs(slugs) {
+      for (const s of slugs) linkCache.delete(s);
+      for (const s of slugs) {
+        try {
+          await database.notify(LINK_CHANNEL, s);
+        } catch (e) {
+          // Other instances then miss one invalidation; their entries still expire by TTL.
+          log.warn({ err: e }, "link invalidation notify failed");
+        }
+      }
+    },
+  };
+  await database.listen(LINK_CHANNEL, (slug) => linkCache.delete(slug));
+  return services;
+}

@@ -1,0 +1,100 @@
+import net from "node:net";
+import { randomBytes } from "node:crypto";
+import { parseConfig } from "../config";
+import { createTestDatabase, tempDataDir } from "../../db/test-db";
+import { createServices, type AppServices } from "../services";
+import { createContextInner } from "../trpc/context";
+import { createCaller } from "../trpc/router";
+import { startServers, type RunningServers } from "../http/server";
+import { createUserWithWorkspace, issueToken } from "../lib/users";
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export type TestApp = {
+  app: AppServices;
+  /** A tRPC caller with these request headers (e.g. `{ authorization: "Bearer tok_…" }`). */
+  caller(headers?: Record<string, string>, ip?: string): ReturnType<typeof createCaller>;
+  /** A new user with its workspace and a live token. */
+  user(opts?: { plan?: "free" | "pro"; isAdmin?: boolean; name?: string }): Promise<TestUser>;
+  close(): Promise<void>;
+};
+export type TestUser = { id: string; email: string; workspaceId: string; token: string; auth: Record<string, string> };
+
+/** A fresh database and services for one test file (PGlite, or PostgreSQL when DATABASE_URL is set). */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = parseConfig({
+    APP_URL: "http://app.test",
+    REDIRECT_URL: "http://go.test",
+    DATA_DIR: tempDataDir(),
+    REDIS_URL: process.env.REDIS_URL,
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const app = await createServices(config, database, { rateLimitPrefix: `t${randomBytes(6).toString("hex")}` });
+  return {
+    app,
+    caller: (headers = {}, ip = "127.0.0.1") => createCaller(createContextInner(app, { headers, ip, method: "POST" })),
+    async user(opts = {}) {
+      const email = `u${randomBytes(6).toString("hex")}@example.com`;
+      const user = await createUserWithWorkspace(app.db, { email, ...opts });
+      const { token } = await issueToken(app.db, user.id, "test");
+      return { id: user.id, email, workspaceId: user.workspaceId, token, auth: { authorization: `Bearer ${token}` } };
+    },
+    async close() {
+      await app.clicks?.close();
+      await app.limits.close();
+      await database.dispose();
+    },
+  };
+}
+
+export type TestServer = TestApp & { api: string; redirect: string; appUrl: string; servers: RunningServers };
+
+/** The real HTTP servers on free ports, for transport concerns (status codes, headers, bodies). */
+export async function createTestServer(env: Record<string, string> = {}, opts: { remix?: boolean } = {}): Promise<TestServer> {
+  const [appPort, redirectPort] = [await freePort(), await freePort()];
+  const appUrl = `http://127.0.0.1:${appPort}`;
+  const redirect = `http://127.0.0.1:${redirectPort}`;
+  const t = await createTestApp({ APP_URL: appUrl, REDIRECT_URL: redirect, ...env });
+  const servers = await startServers(t.app, { remix: opts.remix ?? false });
+  return {
+    ...t,
+    api: `${appUrl}/api`,
+    appUrl,
+    redirect,
+    servers,
+    async close() {
+      await servers.close();
+      await t.close();
+    },
+  };
+}
+
+/** fetch + JSON body, for HTTP tests. */
+export async function http(url: string, init: RequestInit & { json?: unknown } = {}) {
+  const headers = new Headers(init.headers);
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set("content-type", "application/json");
+    body = JSON.stringify(init.json);
+  }
+  const res = await fetch(url, { ...init, headers, body, redirect: "manual" });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}

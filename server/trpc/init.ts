@@ -1,0 +1,62 @@
+import { initTRPC } from "@trpc/server";
+import type { OpenApiMeta } from "trpc-openapi";
+import { AppError, toPublicError } from "../http/errors";
+import type { Context } from "./context";
+import { consumeTokenRequest } from "../lib/rate-limit";
+
+export type Meta = OpenApiMeta & {
+  /** HTTP status of a successful REST answer (201 on create, 204 on delete). Default 200. */
+  successStatus?: 200 | 201 | 202 | 204;
+  /**
+   * Served under API_URL like the public paths, but left out of /openapi.json: sign-in and
+   * account administration are not part of the public API (service.md "Not shown").
+   */
+  internal?: boolean;
+};
+
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    // The typed client (`/trpc`) sees the same public code and fields as REST callers.
+    errorFormatter({ shape, error }) {
+      const pub = toPublicError(error);
+      return { ...shape, message: pub.body.error, data: { ...shape.data, stack: undefined, status: pub.status, error: pub.body.error, fields: pub.body.fields } };
+    },
+  });
+
+export const router = t.router;
+export const mergeRouters = t.mergeRouters;
+export const middleware = t.middleware;
+export const createCallerFactory = t.createCallerFactory;
+
+/** No authentication looked at (reports: "a token is not accepted or useful"). */
+export const publicProcedure = t.procedure;
+
+/** Authentication optional, but a presented credential must be valid (POST /links). */
+export const optionalAuthProcedure = t.procedure.use(async ({ ctx, next }) => {
+  const auth = await ctx.auth();
+  if (auth.invalid) throw new AppError("UNAUTHORIZED");
+  if (auth.actor?.via === "token") await consumeTokenRequest(ctx, auth.actor);
+  return next({ ctx: { actor: auth.actor } });
+});
+
+/** A token or a session: `ctx.actor` is non-null below this point. */
+export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
+  const auth = await ctx.auth();
+  if (!auth.actor) throw new AppError("UNAUTHORIZED");
+  if (auth.actor.via === "token") await consumeTokenRequest(ctx, auth.actor);
+  return next({ ctx: { actor: auth.actor } });
+});
+
+/** Account administration: a real sign-in, never a token (403 SESSION_REQUIRED). */
+export const sessionOnlyProcedure = authedProcedure.use(({ ctx, next }) => {
+  if (ctx.actor.via !== "session") throw new AppError("SESSION_REQUIRED");
+  return next({ ctx: { actor: ctx.actor } });
+});
+
+/** Reviewers of abuse reports. */
+export const adminProcedure = sessionOnlyProcedure.use(({ ctx, next }) => {
+  if (!ctx.actor.isAdmin) throw new AppError("FORBIDDEN");
+  return next();
+});
