@@ -64,7 +64,7 @@ export type Config = Readonly<{
 
 export class ConfigError extends Error {}
 
-export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
   const emptyToUndefined = Object.fromEntries(
     Object.entries(env).filter(([, v]) => v !== undefined && v !== ""),
   );
