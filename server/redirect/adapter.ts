@@ -1,8 +1,16 @@
 import express from "express";
 import type { AppServices } from "../services";
+import type { CachedLink } from "./lookup";
+
+/**
+ * Renders a linktree's public page for a slug whose link record is the linktree's own
+ * (`kind === "linktree"`). It answers 404 while unpublished, and calls `countView()` only
+ * when it serves the page (countView is a no-op for bots and HEAD).
+ */
+export type LinktreePageHandler = (req: express.Request, res: express.Response, link: CachedLink, countView: () => void) => Promise<void>;
 
 /** The redirect host (REDIRECT_URL). Paths under `/_` are the service's own, never a slug. */
-export function createRedirectApp(app: AppServices): express.Express {
+export function createRedirectApp(app: AppServices, opts: { linktreePage?: LinktreePageHandler } = {}): express.Express {
   const r = express();
   r.disable("x-powered-by");
   r.set("trust proxy", app.config.trustProxy);
