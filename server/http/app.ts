@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import helmet from "helmet";
+import { randomBytes } from "node:crypto";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { AppServices } from "../services";
 import { appRouter } from "../trpc/router";
@@ -47,12 +48,19 @@ export function apiErrorHandler(app: AppServices) {
   };
 }
 
-export const securityHeaders = () =>
+/** A fresh nonce per response: the dashboard's inline Remix scripts carry it (res.locals.cspNonce). */
+const cspNonce = (_req: Request, res: Response, next: NextFunction) => {
+  res.locals.cspNonce = randomBytes(16).toString("base64");
+  next();
+};
+
+export const securityHeaders = () => [
+  cspNonce,
   helmet({
     contentSecurityPolicy: {
       directives: {
         "default-src": ["'self'"],
-        "script-src": ["'self'"],
+        "script-src": ["'self'", (_req, res) => `'nonce-${(res as Response).locals.cspNonce}'`],
         "style-src": ["'self'", "'unsafe-inline'"],
         "img-src": ["'self'", "data:", "https:", "http:"],
         "connect-src": ["'self'"],
@@ -63,4 +71,5 @@ export const securityHeaders = () =>
     },
     // HSTS only means something on https; helmet sends it regardless, so the server strips it on http.
     crossOriginEmbedderPolicy: false,
-  });
+  }),
+];

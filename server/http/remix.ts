@@ -15,6 +15,8 @@ export type RemixLoadContext = {
   app: AppServices;
   ctx: Context;
   caller: ReturnType<typeof createCaller>;
+  /** The response's CSP nonce (securityHeaders), for Remix's inline scripts. */
+  nonce: string;
 };
 
 export function remixContext(app: AppServices, req: express.Request, res: express.Response): RemixLoadContext {
@@ -26,7 +28,7 @@ export function remixContext(app: AppServices, req: express.Request, res: expres
       appendHeader: (n, v) => void (!res.headersSent && res.appendHeader(n, v)),
     },
   );
-  return { app, ctx, caller: createCaller(ctx) };
+  return { app, ctx, caller: createCaller(ctx), nonce: String(res.locals.cspNonce ?? "") };
 }
 
 export async function createRemixHandler(app: AppServices): Promise<express.RequestHandler> {
