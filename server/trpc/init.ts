@@ -12,7 +12,9 @@ export type Meta = OpenApiMeta & {
    * account administration are not part of the public API (service.md "Not shown").
    */
   internal?: boolean;
-};
+  /** Error statuses the operation can answer beyond those derived from its shape (see openapi.ts). */
+  errors?: number[];
+}; 
 
 const t = initTRPC
   .context<Context>()

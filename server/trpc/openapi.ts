@@ -1,4 +1,5 @@
 import { generateOpenApiDocument, type OpenApiRouter } from "trpc-openapi";
+import type { OpenAPIV3 } from "openapi-types";
 import { stringify } from "yaml";
 import type { Config } from "../config";
 import { base } from "../config";
@@ -6,39 +7,145 @@ import { appRouter } from "./router";
 import type { Meta } from "./init";
 
 type Procedure = { _def: { meta?: Meta; query?: boolean; mutation?: boolean } };
+type Operation = { method: string; path: string; meta: Meta; procedurePath: string };
 
 /** Every REST operation of the router with its meta (public and internal). */
-export function restOperations(): { method: string; path: string; meta: Meta; procedurePath: string }[] {
+export function restOperations(): Operation[] {
   const procs = (appRouter._def as unknown as { procedures: Record<string, Procedure> }).procedures;
   return Object.entries(procs)
     .filter(([, p]) => p._def.meta?.openapi)
     .map(([procedurePath, p]) => ({ method: p._def.meta!.openapi!.method, path: p._def.meta!.openapi!.path, meta: p._def.meta!, procedurePath }));
 }
 
+const STATUS_TEXT: Record<number, string> = {
+  400: "Invalid input: `error` is VALIDATION_FAILED or a more specific code, `fields` names every failing input",
+  401: "Missing, invalid or malformed credential (UNAUTHORIZED)",
+  403: "Not allowed with this credential",
+  404: "Not found (NOT_FOUND), also for another workspace's records",
+  405: "Method not allowed on this path (METHOD_NOT_ALLOWED)",
+  409: "Conflict (e.g. LINK_ID_ALREADY_IN_USE, SLUG_ALREADY_IN_USE, LINKTREE_LINK_NOT_EDITABLE)",
+  413: "Body over 64 KiB (PAYLOAD_TOO_LARGE)",
+  429: "Too many requests in the window (RATE_LIMITED); see Retry-After",
+  500: "Unexpected failure (INTERNAL_ERROR)",
+  503: "Database unavailable (SERVICE_UNAVAILABLE); see Retry-After",
+};
+
+const URL_FIELDS = new Set(["url", "expiration_url", "og_image", "avatar_url", "ios", "android", "short_url"]);
+
+/** Adds what zod cannot say: URI formats (refined strings lose them) and write-only passwords. */
+function annotate(schema: OpenAPIV3.SchemaObject | undefined, request: boolean): void {
+  if (!schema || typeof schema !== "object") return;
+  for (const [name, prop] of Object.entries(schema.properties ?? {}) as [string, OpenAPIV3.SchemaObject][]) {
+    if (prop.type === "string" && URL_FIELDS.has(name)) prop.format = "uri";
+    if (request && name === "password") prop.writeOnly = true;
+    if (name === "geo" && prop.additionalProperties && typeof prop.additionalProperties === "object") {
+      (prop.additionalProperties as OpenAPIV3.SchemaObject).format = "uri";
+      prop.maxProperties = 50;
+    }
+    annotate(prop, request);
+    if (prop.type === "array") annotate(prop.items as OpenAPIV3.SchemaObject, request);
+  }
+}
+
+function errorStatuses(op: Operation, o: OpenAPIV3.OperationObject): number[] {
+  const s = new Set<number>(op.meta.errors ?? []);
+  const hasInput = !!o.requestBody || (o.parameters ?? []).length > 0;
+  if (hasInput) s.add(400);
+  if (o.requestBody) s.add(413);
+  if (op.meta.openapi?.protect) {
+    s.add(401);
+    s.add(429); // per-token hourly limit
+  }
+  if (op.path.includes("{")) s.add(404);
+  s.add(500);
+  s.add(503);
+  return [...s].sort();
+}
+
 /** The machine-readable description of the public API (service.md "Versioning", decisions §9). */
-export function buildOpenApiDocument(config: Config) {
+export function buildOpenApiDocument(config: Config): OpenAPIV3.Document {
+  const apiBase = base(config.apiUrl);
   const doc = generateOpenApiDocument(appRouter as unknown as OpenApiRouter, {
     title: "Link Shortener API",
     version: "1.0.0",
-    baseUrl: base(config.apiUrl),
-    description: "Short links, linktrees, click analytics and abuse reports.",
-    securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API token (`tok_…`) created in the dashboard." } },
-  });
-  const internal = restOperations().filter((o) => o.meta.internal);
-  for (const op of internal) {
-    const item = doc.paths[op.path] as Record<string, unknown> | undefined;
-    if (!item) continue;
-    delete item[op.method.toLowerCase()];
-    if (!Object.keys(item).some((k) => ["get", "post", "put", "patch", "delete"].includes(k))) delete doc.paths[op.path];
-  }
-  doc.servers = [
-    { url: base(config.apiUrl), description: "Production" },
-    {
-      url: "https://{stage}.api.example.com",
-      description: "Development",
-      variables: { stage: { default: "dev", description: "Deployment stage" } },
+    baseUrl: apiBase,
+    description:
+      "Short links on their own redirect domain, per-link rules, click analytics, linktrees and abuse reports. " +
+      "All bodies are JSON; timestamps are integers in milliseconds since the Unix epoch. Errors are `{\"error\": CODE}`, " +
+      "with `fields` on every 400.",
+    securitySchemes: {
+      bearerAuth: { type: "http", scheme: "bearer", description: "An API token (`tok_…`) created in the dashboard, shown once." },
     },
+  }) as unknown as OpenAPIV3.Document;
+
+  doc.info.license = { name: "Proprietary", url: `${base(config.appUrl)}/terms` };
+  doc.info.contact = { name: "Support", url: `${base(config.appUrl)}/docs` };
+  const stageHost = `${config.apiUrl.protocol}//{stage}.${config.apiUrl.host}${config.apiUrl.pathname.replace(/\/+$/, "")}`;
+  doc.servers = [
+    { url: apiBase, description: "Production" },
+    { url: stageHost, description: "Development", variables: { stage: { default: "dev", description: "Deployment stage" } } },
   ];
+
+  const components = (doc.components ??= {});
+  components.responses = {};
+  components.securitySchemes = {
+    ...components.securitySchemes,
+    sessionCookie: { type: "apiKey", in: "cookie", name: "app_session", description: "Dashboard session (browsers only)." },
+  };
+  components.schemas = {
+    ...components.schemas,
+    Error: {
+      type: "object",
+      required: ["error"],
+      properties: {
+        error: { type: "string", description: "A code such as VALIDATION_FAILED, UNAUTHORIZED, NOT_FOUND", example: "NOT_FOUND" },
+        fields: {
+          type: "object",
+          description: "Present on every 400: each input name with what is wrong with it",
+          additionalProperties: { type: "array", items: { type: "string" } },
+        },
+      },
+    },
+  };
+  const errorResponse = (status: number): OpenAPIV3.ResponseObject => ({
+    description: STATUS_TEXT[status] ?? "Error",
+    ...(status === 429 || status === 503
+      ? { headers: { "Retry-After": { description: "Seconds until the limit resets", schema: { type: "integer" } } } }
+      : {}),
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  });
+
+  for (const op of restOperations()) {
+    const item = doc.paths[op.path] as Record<string, OpenAPIV3.OperationObject> | undefined;
+    const method = op.method.toLowerCase();
+    const o = item?.[method];
+    if (!item || !o) continue;
+    if (op.meta.internal) {
+      delete item[method];
+      if (!Object.keys(item).some((k) => ["get", "post", "put", "patch", "delete"].includes(k))) delete doc.paths[op.path];
+      continue;
+    }
+    const success = op.meta.successStatus ?? 200;
+    const ok = o.responses["200"] as OpenAPIV3.ResponseObject;
+    const responses: OpenAPIV3.ResponsesObject = {};
+    if (success === 204) responses["204"] = { description: "Done; no body" };
+    else {
+      annotate((ok.content?.["application/json"]?.schema as OpenAPIV3.SchemaObject) ?? undefined, false);
+      responses[String(success)] = { ...ok, description: success === 201 ? "Created" : "OK" };
+    }
+    for (const status of errorStatuses(op, o)) responses[String(status)] = errorResponse(status);
+    o.responses = responses;
+
+    const body = (o.requestBody as OpenAPIV3.RequestBodyObject | undefined)?.content?.["application/json"]?.schema as OpenAPIV3.SchemaObject | undefined;
+    annotate(body, true);
+    if (body && method === "patch") body.minProperties = 1;
+    if (method === "get" || method === "delete") delete o.requestBody;
+    if (o.parameters && !o.parameters.length) delete o.parameters;
+
+    if (op.meta.openapi?.protect) o.security = [{ bearerAuth: [] }, { sessionCookie: [] }];
+    else if (op.procedurePath === "link.create") o.security = [{}, { bearerAuth: [] }, { sessionCookie: [] }];
+    else o.security = [];
+  }
   return doc;
 }
 

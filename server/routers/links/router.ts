@@ -2,14 +2,18 @@ import { z } from "zod";
 import { authedProcedure, optionalAuthProcedure, router } from "../../trpc/init";
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
 import { createLink, deleteLink, getLink, listLinks, updateLink } from "./links.service";
+import { dashboardLinkProcedures } from "./dashboard";
 
 const TAG = "links";
 
 export const linkRouter = router({
+  ...dashboardLinkProcedures,
+
   create: optionalAuthProcedure
     .meta({
       openapi: { method: "POST", path: "/links", tags: [TAG], summary: "Create a short link", description: "Creates a short link. Without authentication the link belongs to the `public` workspace (30 an hour per address).", protect: false },
       successStatus: 201,
+      errors: [401, 409, 429],
     })
     .input(createLinkInput)
     .output(linkOutput)
@@ -30,6 +34,7 @@ export const linkRouter = router({
   update: authedProcedure
     .meta({
       openapi: { method: "PATCH", path: "/links/{id}", tags: [TAG], summary: "Update a link", description: "Omitted members keep their value; null (or [] for tags) clears; a value sets. Linktree-owned links answer 409 LINKTREE_LINK_NOT_EDITABLE.", protect: true },
+      errors: [409],
     })
     .input(updateLinkInput)
     .output(linkOutput)
@@ -39,6 +44,7 @@ export const linkRouter = router({
     .meta({
       openapi: { method: "DELETE", path: "/links/{id}", tags: [TAG], summary: "Delete a link", description: "Soft delete: frees the slug, keeps the record and its click events. Answers 204 again when already deleted.", protect: true },
       successStatus: 204,
+      errors: [409],
     })
     .input(linkIdInput)
     .output(z.void())

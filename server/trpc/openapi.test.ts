@@ -1,0 +1,147 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, symlinkSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { createConfig, lintFromString } from "@redocly/openapi-core";
+import { createTestServer, http, type TestServer } from "../test/harness";
+
+let t: TestServer;
+let doc: any;
+beforeAll(async () => {
+  t = await createTestServer();
+  doc = (await http(`${t.api}/openapi.json`)).json;
+});
+afterAll(() => t?.close());
+
+/** Every public path and method of service.md. */
+const PUBLIC_OPERATIONS = [
+  "GET /account",
+  "POST /reports",
+  "GET /links",
+  "POST /links",
+  "GET /links/{id}",
+  "PATCH /links/{id}",
+  "DELETE /links/{id}",
+  "GET /links/{id}/analytics",
+  "GET /analytics",
+  "GET /linktrees",
+  "POST /linktrees",
+  "GET /linktrees/{id}",
+  "PATCH /linktrees/{id}",
+  "DELETE /linktrees/{id}",
+  "POST /linktrees/{id}/items",
+  "PATCH /linktrees/{id}/items/{itemId}",
+  "DELETE /linktrees/{id}/items/{itemId}",
+  "GET /linktrees/{id}/analytics",
+];
+const operations = () =>
+  Object.entries(doc.paths).flatMap(([p, item]: [string, any]) =>
+    Object.keys(item)
+      .filter((m) => ["get", "post", "patch", "put", "delete"].includes(m))
+      .map((m) => ({ key: `${m.toUpperCase()} ${p}`, op: item[m] })),
+  );
+
+describe("the API description", () => {
+  it("is served at /openapi.json and /openapi.yaml with the same content", async () => {
+    const yaml = await http(`${t.api}/openapi.yaml`);
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers.get("content-type")).toContain("yaml");
+    expect(parseYaml(yaml.text)).toEqual(doc);
+  });
+
+  it("declares version 1.0.0, a production server at API_URL and a development server with a stage variable", () => {
+    expect(doc.info.version).toBe("1.0.0");
+    expect(doc.servers[0].url).toBe(t.api);
+    expect(doc.servers[1].url).toContain("{stage}");
+    expect(doc.servers[1].variables.stage.default).toEqual(expect.any(String));
+  });
+
+  it("describes exactly the public API: every path of service.md and nothing outside it", () => {
+    expect(operations().map((o) => o.key).sort()).toEqual([...PUBLIC_OPERATIONS].sort());
+  });
+
+  it("gives every operation an operationId, summary, description, tag, security and its statuses with schemas", () => {
+    const ids = new Set<string>();
+    for (const { key, op } of operations()) {
+      expect(op.operationId, key).toEqual(expect.any(String));
+      expect(ids.has(op.operationId), key).toBe(false);
+      ids.add(op.operationId);
+      expect(op.summary, key).toEqual(expect.any(String));
+      expect(op.description, key).toEqual(expect.any(String));
+      expect(op.tags?.length, key).toBeGreaterThan(0);
+      expect(op.security, key).toBeDefined();
+      for (const [status, res] of Object.entries(op.responses) as [string, any][]) {
+        if (status === "204") expect(res.content, key).toBeUndefined();
+        else expect(res.content["application/json"].schema, `${key} ${status}`).toBeDefined();
+      }
+    }
+  });
+
+  it("documents 201 on create and 204 on delete", () => {
+    expect(Object.keys(doc.paths["/links"].post.responses)).toContain("201");
+    expect(doc.paths["/links/{id}"].delete.responses["204"]).toBeDefined();
+    expect(doc.paths["/links/{id}"].delete.responses["200"]).toBeUndefined();
+  });
+
+  it("uses the bearer scheme, optional on POST /links and absent on POST /reports", () => {
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.paths["/links"].get.security).toContainEqual({ bearerAuth: [] });
+    expect(doc.paths["/links"].post.security).toContainEqual({});
+    expect(doc.paths["/reports"]?.post.security).toEqual([]);
+  });
+
+  it("marks PATCH bodies minProperties 1, the password write-only and nullable fields nullable", () => {
+    const body = doc.paths["/links/{id}"].patch.requestBody.content["application/json"].schema;
+    expect(body.minProperties).toBe(1);
+    expect(body.properties.password.writeOnly).toBe(true);
+    expect(body.properties.expires_at.nullable).toBe(true);
+    const link = doc.paths["/links"].post.responses["201"].content["application/json"].schema;
+    expect(link.properties.expires_at.nullable).toBe(true);
+    expect(link.properties.password).toBeUndefined();
+  });
+
+  it("gives errors the {error, fields} schema", () => {
+    const r = doc.paths["/links"].post.responses["400"].content["application/json"].schema;
+    expect(r.$ref).toBe("#/components/schemas/Error");
+    expect(doc.components.schemas.Error.required).toEqual(["error"]);
+  });
+
+  it("passes a standard OpenAPI linter's recommended rules with no errors", async () => {
+    const config = await createConfig({ extends: ["recommended"] });
+    const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: "/openapi.json", config });
+    expect(problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+  });
+
+  it("generates a typed client that compiles and works without hand edits", async () => {
+    const { default: openapiTS, astToString } = await import("openapi-typescript");
+    const dir = mkdtempSync(path.join(os.tmpdir(), "client-"));
+    writeFileSync(path.join(dir, "api.d.ts"), astToString(await openapiTS(doc)));
+    symlinkSync(path.resolve("node_modules"), path.join(dir, "node_modules"));
+    writeFileSync(
+      path.join(dir, "client.ts"),
+      `import createClient from "openapi-fetch";
+import type { paths } from "./api";
+export async function run(baseUrl: string, token: string) {
+  const client = createClient<paths>({ baseUrl, headers: { authorization: "Bearer " + token } });
+  const created = await client.POST("/links", { body: { url: "https://example.com/typed", tags: ["typed"] } });
+  if (!created.data) throw new Error("create failed");
+  const slug: string = created.data.slug;
+  const list = await client.GET("/links");
+  return { slug, count: list.data?.links.length ?? 0 };
+}
+`,
+    );
+    writeFileSync(
+      path.join(dir, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: "ESNext", moduleResolution: "Bundler", target: "ES2022", lib: ["ES2022", "DOM"], skipLibCheck: true }, files: ["client.ts"] }),
+    );
+    execFileSync(path.resolve("node_modules/.bin/tsc"), ["-p", dir], { stdio: "pipe" });
+    const user = await t.user();
+    const { run } = await import(path.join(dir, "client.ts"));
+    const result = await run(t.api, user.token);
+    expect(result.slug).toMatch(/^[0-9a-z]{4}$/);
+    expect(result.count).toBe(1);
+  }, 60_000);
+});
