@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { and, arrayContains, desc, eq, ilike, isNull, lt, or, sql } from "drizzle-orm";
+import { links } from "../../../db/schema";
+import { authedProcedure } from "../../trpc/init";
+import type { AppServices } from "../../services";
+import type { Actor } from "../../trpc/context";
+import { linkOutput, slugSchema, TAG_RE } from "./links.schema";
+import { toLinkDto } from "./links.service";
+
+// Dashboard-only procedures (no openapi meta): the typed client and Remix loaders use them.
+
+export const searchInput = z
+  .object({
+    q: z.string().max(200).optional(),
+    tag: z.string().regex(TAG_RE, "must be 1-24 characters of 0-9, a-z and -").optional(),
+    /** Opaque: `<created_at>_<id>` of the last link of the previous page. */
+    cursor: z.string().regex(/^\d{1,16}_[0-9a-z]{8}$/, "invalid cursor").optional(),
+    limit: z.number().int().min(1).max(100).default(25),
+  })
+  .strict();
+
+const searchOutput = z.object({ links: z.array(linkOutput), next_cursor: z.string().nullable(), tags: z.array(z.string()) });
+
+/** `%` and `_` typed by the user are literal characters, not wildcards. */
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => "\\" + c);
+
+export async function searchLinks(app: AppServices, actor: Actor, input: z.output<typeof searchInput>) {
+  const own = and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"), isNull(links.deletedAt));
+  const where = [own];
+  const q = input.q?.trim().toLowerCase();
+  if (q) {
+    const like = `%${likeEscape(q)}%`;
+    where.push(or(ilike(links.slug, like), ilike(links.url, like), arrayContains(links.tags, [q])));
+  }
+  if (input.tag) where.push(arrayContains(links.tags, [input.tag]));
+  if (input.cursor) {
+    const [at, id] = input.cursor.split("_");
+    const createdAt = Number(at);
+    where.push(or(lt(links.createdAt, createdAt), and(eq(links.createdAt, createdAt), lt(links.id, id))));
+  }
+  const rows = await app.db
+    .select()
+    .from(links)
+    .where(and(...where))
+    .orderBy(desc(links.createdAt), desc(links.id))
+    .limit(input.limit + 1);
+  const page = rows.slice(0, input.limit);
+  const last = page[page.length - 1];
+  const tagRows = await app.db.selectDistinct({ tag: sql<string>`unnest(${links.tags})` }).from(links).where(own);
+  return {
+    links: page.map((r) => toLinkDto(r, app.config)),
+    next_cursor: rows.length > input.limit && last ? `${last.createdAt}_${last.id}` : null,
+    tags: tagRows.map((r) => r.tag).sort(),
+  };
+}
+
+export async function isSlugAvailable(app: AppServices, slug: string): Promise<boolean> {
+  const [row] = await app.db
+    .select({ id: links.id })
+    .from(links)
+    .where(and(eq(links.slug, slug), isNull(links.deletedAt)))
+    .limit(1);
+  return !row;
+}
+
+export const dashboardLinkProcedures = {
+  search: authedProcedure
+    .input(searchInput)
+    .output(searchOutput)
+    .query(({ ctx, input }) => searchLinks(ctx.app, ctx.actor, input)),
+
+  /** Feedback while typing a custom slug; the unique index still decides on write. */
+  slugAvailable: authedProcedure
+    .input(z.object({ slug: slugSchema }).strict())
+    .output(z.object({ slug: z.string(), available: z.boolean() }))
+    .query(async ({ ctx, input }) => ({ slug: input.slug, available: await isSlugAvailable(ctx.app, input.slug) })),
+};
