@@ -1,3 +1,31 @@
-import { router } from "../../trpc/init";
+import { authedProcedure, router } from "../../trpc/init";
+import { linkAnalyticsInput, linkAnalyticsOutput, workspaceAnalyticsInput, workspaceAnalyticsOutput } from "./analytics.schema";
+import { linkAnalytics, workspaceAnalytics } from "./analytics.service";
 
-export const analyticsRouter = router({});
+const TAG = "analytics";
+const RANGE_DOC = "`from` and `to` are optional ms-epoch timestamps, both inclusive. Clicks are newest first, at most 500 per link; `count` is exact and not capped.";
+
+export const analyticsRouter = router({
+  link: authedProcedure
+    .meta({
+      openapi: { method: "GET", path: "/links/{id}/analytics", tags: [TAG], summary: "Clicks of a link", description: `Click events of one link of the caller's workspace, deleted links included. ${RANGE_DOC}`, protect: true },
+    })
+    .input(linkAnalyticsInput)
+    .output(linkAnalyticsOutput)
+    .query(({ ctx, input }) => linkAnalytics(ctx.app, ctx.actor, input.id, { from: input.from, to: input.to })),
+
+  workspace: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/analytics",
+        tags: [TAG],
+        summary: "Clicks of the workspace",
+        description: `Click events of every short link of the workspace (deleted links included, linktree-owned links excluded), or of the one link named by \`link_id\`; each carries \`link_id\`. ${RANGE_DOC}`,
+        protect: true,
+      },
+    })
+    .input(workspaceAnalyticsInput)
+    .output(workspaceAnalyticsOutput)
+    .query(({ ctx, input }) => workspaceAnalytics(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to })),
+});
