@@ -7,7 +7,7 @@ import { z } from "zod";
 const httpUrl = z
   .string()
   .url()
-  .refine((v) => /^https?:$/.test(new URL(v).protocol), "must be an http(s) URL")
+  .refine((v) => /^https?:\/\//i.test(v), "must be an http(s) URL")
   .transform((v) => v.replace(/\/+$/, ""));
 
 const envSchema = z.object({

@@ -1,0 +1,77 @@
+import { spawn } from "node:child_process";
+import nodeHttp from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, freePort, http, type TestApp } from "../test/harness";
+import { startServers, type RunningServers } from "./server";
+import { tempDataDir } from "../../db/test-db";
+
+describe("one process, three origins", () => {
+  let t: TestApp;
+  let running: RunningServers;
+  let port: number;
+  beforeAll(async () => {
+    port = await freePort();
+    // All three origins on one port: the Host header (and the API prefix) picks the origin.
+    t = await createTestApp({ APP_URL: `http://app.localhost:${port}`, REDIRECT_URL: `http://go.localhost:${port}` });
+    running = await startServers(t.app, { remix: false });
+  });
+  afterAll(async () => {
+    await running?.close();
+    await t?.close();
+  });
+  // fetch() does not let a caller set Host; node:http does.
+  const at = (host: string, path: string) =>
+    new Promise<{ status: number; json: any }>((resolve, reject) => {
+      const req = nodeHttp.get({ host: "127.0.0.1", port, path, headers: { host } }, (res) => {
+        let body = "";
+        res.on("data", (c) => (body += c));
+        res.on("end", () => resolve({ status: res.statusCode!, json: body.startsWith("{") ? JSON.parse(body) : undefined }));
+      });
+      req.on("error", reject);
+    });
+
+  it("serves the API under APP_URL/api and the redirect host by its Host header on a shared port", async () => {
+    const api = await at(`app.localhost:${port}`, "/api/links");
+    expect(api.status).toBe(401);
+    expect(api.json).toEqual({ error: "UNAUTHORIZED" });
+    const health = await at(`go.localhost:${port}`, "/_/health");
+    expect(health.status).toBe(200);
+    expect(health.json.status).toBe("ok");
+    const notApi = await at(`go.localhost:${port}`, "/api/links");
+    expect(notApi.status).not.toBe(401);
+  });
+
+  it("answers /openapi.json under API_URL", async () => {
+    const r = await at(`app.localhost:${port}`, "/api/openapi.json");
+    expect(r.status).toBe(200);
+    expect(r.json.openapi).toMatch(/^3\./);
+  });
+});
+
+describe("SIGTERM", () => {
+  it("drains and exits 0", async () => {
+    const [appPort, redirectPort] = [await freePort(), await freePort()];
+    const child = spawn("node_modules/.bin/tsx", ["server/main.ts"], {
+      env: {
+        ...process.env,
+        APP_URL: `http://127.0.0.1:${appPort}`,
+        REDIRECT_URL: `http://127.0.0.1:${redirectPort}`,
+        DATA_DIR: tempDataDir(),
+        LOG_LEVEL: "info",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    const deadline = Date.now() + 60_000;
+    while (!out.includes('"started"') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    expect(out).toContain('"started"');
+    const r = await http(`http://127.0.0.1:${redirectPort}/_/health`);
+    expect(r.status).toBe(200);
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(out).toContain('"stopped"');
+  }, 90_000);
+});
