@@ -31,9 +31,26 @@ export function createApiRouter(app: AppServices): express.Router {
       },
     }),
   );
+  api.use(cors);
   api.use(createRestHandler(app));
   api.use(apiErrorHandler(app));
   return api;
+}
+
+/**
+ * Scripts on other origins may call the API with a bearer token, so answers allow any origin.
+ * Requests carrying the session cookie never get Access-Control-Allow-Origin: a browser on another
+ * site cannot read what the signed-in user's cookie fetched (and the cookie is ignored for their writes).
+ */
+function cors(req: Request, res: Response, next: NextFunction) {
+  if (req.headers.cookie) return req.method === "OPTIONS" ? void res.status(204).end() : next();
+  res.setHeader("Access-Control-Allow-Origin", "*");
+  res.setHeader("Access-Control-Expose-Headers", "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After");
+  if (req.method !== "OPTIONS") return next();
+  res.setHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE");
+  res.setHeader("Access-Control-Allow-Headers", "Authorization, Content-Type");
+  res.setHeader("Access-Control-Max-Age", "86400");
+  res.status(204).end();
 }
 
 /** Last resort for the API: never a stack trace, always `{error}`. */

@@ -75,3 +75,24 @@ describe("SIGTERM", () => {
     expect(out).toContain('"stopped"');
   }, 90_000);
 });
+
+describe("CORS", () => {
+  let t: Awaited<ReturnType<typeof import("../test/harness").createTestServer>>;
+  beforeAll(async () => {
+    t = await (await import("../test/harness")).createTestServer();
+  });
+  afterAll(() => t?.close());
+
+  it("lets scripts on other origins call the API with a token", async () => {
+    const pre = await http(`${t.api}/links`, { method: "OPTIONS", headers: { origin: "https://tool.example", "access-control-request-method": "POST" } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+    expect(pre.headers.get("access-control-allow-headers")).toMatch(/authorization/i);
+  });
+
+  it("never sends Access-Control-Allow-Origin on a request carrying the session cookie", async () => {
+    const r = await http(`${t.api}/links`, { headers: { origin: "https://evil.example", cookie: "app_session=abc" } });
+    expect(r.headers.get("access-control-allow-origin")).toBeNull();
+    expect(r.headers.get("access-control-allow-credentials")).toBeNull();
+  });
+});
