@@ -26,6 +26,15 @@ declare module "lucia" {
   interface Register {
     Lucia: AppLucia;
     DatabaseUserAttributes: { email: string; workspaceId: string; plan: "free" | "pro"; isAdmin: boolean };
-    DatabaseSessionAttributes: { createdAt: number };
+    /** Written once at sign-in (decisions §2 Session record); the adapter maps keys to columns. */
+    DatabaseSessionAttributes: {
+      createdAt: number;
+      device?: string | null;
+      browser?: string | null;
+      platform?: string | null;
+      country?: string | null;
+      regionName?: string | null;
+      city?: string | null;
+    };
   }
 }

@@ -1,3 +1,56 @@
-import { router } from "../../trpc/init";
+import { z } from "zod";
+import { authedProcedure, router, sessionOnlyProcedure, type Meta } from "../../trpc/init";
+import { accountOutput, changeEmailInput, setAvatarInput, updateAccountInput, verifyEmailInput } from "./account.schema";
+import { deleteAccount, getAccount, setAvatar, startEmailChange, updateAccount, verifyEmailChange } from "./account.service";
 
-export const accountRouter = router({});
+const TAG = "account";
+const internal = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, summary: string, description: string): Meta => ({
+  openapi: { method, path, tags: [TAG], summary, description, protect: true },
+  internal: true,
+});
+
+export const accountRouter = router({
+  /** Public API (service.md): a token or a session. */
+  get: authedProcedure
+    .meta({
+      openapi: { method: "GET", path: "/account", tags: [TAG], summary: "Get the signed-in account", description: "The user and workspace the credential belongs to.", protect: true },
+    })
+    .input(z.object({}).optional())
+    .output(accountOutput)
+    .query(({ ctx }) => getAccount(ctx.app.db, ctx.actor.userId)),
+
+  update: sessionOnlyProcedure
+    .meta(internal("PATCH", "/account", "Rename the account", "Sets the user's display name; empty or null clears it."))
+    .input(updateAccountInput)
+    .output(accountOutput)
+    .mutation(({ ctx, input }) => updateAccount(ctx.app.db, ctx.actor.userId, input.name)),
+
+  changeEmail: sessionOnlyProcedure
+    .meta({ ...internal("POST", "/account/email", "Change the e-mail address", "Mails a 6-digit code to the new address; account.verifyEmail applies it."), successStatus: 202 })
+    .input(changeEmailInput)
+    .output(z.void())
+    .mutation(async ({ ctx, input }) => {
+      await startEmailChange(ctx, ctx.actor.userId, input.email);
+    }),
+
+  verifyEmail: sessionOnlyProcedure
+    .meta(internal("POST", "/account/email/verify", "Confirm the new e-mail address", "Applies the e-mail change confirmed by the code."))
+    .input(verifyEmailInput)
+    .output(accountOutput)
+    .mutation(({ ctx, input }) => verifyEmailChange(ctx.app, ctx.actor.userId, input.code)),
+
+  delete: sessionOnlyProcedure
+    .meta({ ...internal("DELETE", "/account", "Delete the account", "Removes the user, its workspace, tokens, sessions and links (slugs freed); click events stay."), successStatus: 204 })
+    .input(z.object({}).optional())
+    .output(z.void())
+    .mutation(async ({ ctx }) => {
+      await deleteAccount(ctx.app, ctx.actor.userId);
+      ctx.res.appendHeader("Set-Cookie", ctx.app.lucia.createBlankSessionCookie().serialize());
+    }),
+
+  /** No REST: the dashboard's upload action calls it after storing the file. */
+  setAvatar: sessionOnlyProcedure
+    .input(setAvatarInput)
+    .output(accountOutput)
+    .mutation(({ ctx, input }) => setAvatar(ctx.app, ctx.actor.userId, input.avatar_url)),
+});

@@ -1,0 +1,142 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { DbOrTx } from "../../../db/client";
+import { abuseReports, links } from "../../../db/schema";
+import { AppError, notFound } from "../../http/errors";
+import { newId } from "../../lib/ids";
+import { consume } from "../../lib/rate-limit";
+import type { AppServices } from "../../services";
+import type { Context } from "../../trpc/context";
+import type { CreateReportInput, ReportDto } from "./reports.schema";
+import { slugFromReportedUrl } from "./short-link-url";
+
+const notAShortLink = (domain: string) =>
+  new AppError("NOT_A_SHORT_LINK", { fields: { url: [`must be a short link on ${domain}, or its slug`] } });
+
+/**
+ * Stores a report about a live short link. Unknown slugs answer the same `{ok: true}` and store
+ * nothing, and both limits are spent before the lookup, so neither the body nor a 429 tells
+ * whether a slug exists. The link itself is never touched.
+ */
+export async function createReport(ctx: Context, input: CreateReportInput): Promise<{ ok: boolean }> {
+  const { app } = ctx;
+  const slug = slugFromReportedUrl(input.url, app.config.redirectDomain);
+  if (slug === null) throw notAShortLink(app.config.redirectDomain);
+  await consume(app.limits, "reportPerAddress", ctx.req.ip);
+  await consume(app.limits, "reportPerSlug", slug);
+  const [link] = await app.db
+    .select({ id: links.id })
+    .from(links)
+    .where(and(eq(links.slug, slug), isNull(links.deletedAt)))
+    .limit(1);
+  if (!link) return { ok: true };
+  const ua = ctx.req.headers["user-agent"];
+  await app.db.insert(abuseReports).values({
+    id: newId(),
+    linkId: link.id,
+    slug,
+    url: input.url,
+    reason: input.reason,
+    detail: input.detail ?? null,
+    email: input.email ?? null,
+    ip: ctx.req.ip || null,
+    userAgent: typeof ua === "string" ? ua.slice(0, 1000) : null,
+    createdAt: Date.now(),
+  });
+  app.metrics.reports.inc();
+  return { ok: true };
+}
+
+const reportColumns = {
+  id: abuseReports.id,
+  linkId: abuseReports.linkId,
+  slug: abuseReports.slug,
+  url: abuseReports.url,
+  reason: abuseReports.reason,
+  detail: abuseReports.detail,
+  email: abuseReports.email,
+  ip: abuseReports.ip,
+  userAgent: abuseReports.userAgent,
+  status: abuseReports.status,
+  createdAt: abuseReports.createdAt,
+  reviewedAt: abuseReports.reviewedAt,
+  reviewedBy: abuseReports.reviewedBy,
+  linkUrl: links.url,
+  linkWorkspaceId: links.workspaceId,
+  linkKind: links.kind,
+  linkDeletedAt: links.deletedAt,
+};
+function toReportDto(r: Awaited<ReturnType<typeof selectReports>>[number]): ReportDto {
+  return {
+    id: r.id,
+    link_id: r.linkId,
+    slug: r.slug,
+    url: r.url,
+    reason: r.reason,
+    detail: r.detail,
+    email: r.email,
+    address: r.ip,
+    user_agent: r.userAgent,
+    status: r.status,
+    created_at: r.createdAt,
+    reviewed_at: r.reviewedAt,
+    reviewed_by: r.reviewedBy,
+    link: r.linkUrl !== null && r.linkWorkspaceId !== null && r.linkKind !== null ? { url: r.linkUrl, workspace_id: r.linkWorkspaceId, kind: r.linkKind, deleted_at: r.linkDeletedAt } : null,
+  };
+}
+
+function selectReports(db: DbOrTx, where: { status?: ReportDto["status"]; id?: string }) {
+  const conds = [];
+  if (where.status) conds.push(eq(abuseReports.status, where.status));
+  if (where.id) conds.push(eq(abuseReports.id, where.id));
+  return db
+    .select(reportColumns)
+    .from(abuseReports)
+    .leftJoin(links, eq(links.id, abuseReports.linkId))
+    .where(conds.length ? and(...conds) : undefined)
+    .orderBy(desc(abuseReports.createdAt), desc(abuseReports.id))
+    .limit(500);
+}
+
+/** Newest first, at most 500, optionally one status (reviewers, the CLI). */
+export async function listReports(db: DbOrTx, status?: ReportDto["status"]): Promise<ReportDto[]> {
+  return (await selectReports(db, { status })).map(toReportDto);
+}
+
+async function getReport(db: DbOrTx, id: string): Promise<ReportDto> {
+  const [row] = await selectReports(db, { id });
+  if (!row) throw notFound();
+  return toReportDto(row);
+}
+
+export async function dismissReport(app: AppServices, reviewerId: string, id: string): Promise<ReportDto> {
+  const done = await app.db
+    .update(abuseReports)
+    .set({ status: "dismissed", reviewedAt: Date.now(), reviewedBy: reviewerId })
+    .where(eq(abuseReports.id, id))
+    .returning({ id: abuseReports.id });
+  if (!done.length) throw notFound();
+  return getReport(app.db, id);
+}
+
+/**
+ * Soft-deletes the reported link like DELETE /links/{id} (slug freed, record and clicks kept),
+ * whatever its workspace, and marks the link's open reports (this one included) link_deleted.
+ */
+export async function deleteReportedLink(app: AppServices, reviewerId: string, id: string): Promise<ReportDto> {
+  const slug = await app.db.transaction(async (tx) => {
+    const [report] = await tx.select({ linkId: abuseReports.linkId }).from(abuseReports).where(eq(abuseReports.id, id)).for("update");
+    if (!report) throw notFound();
+    const now = Date.now();
+    const [deleted] = await tx
+      .update(links)
+      .set({ deletedAt: now, updatedAt: now })
+      .where(and(eq(links.id, report.linkId), isNull(links.deletedAt)))
+      .returning({ slug: links.slug });
+    const review = { status: "link_deleted" as const, reviewedAt: now, reviewedBy: reviewerId };
+    await tx.update(abuseReports).set(review).where(and(eq(abuseReports.linkId, report.linkId), eq(abuseReports.status, "open")));
+    await tx.update(abuseReports).set(review).where(eq(abuseReports.id, id));
+    return deleted?.slug ?? null;
+  });
+  if (slug) await app.invalidateSlugs([slug]);
+  return getReport(app.db, id);
+}

@@ -1,0 +1,40 @@
+const SLUG_RE = /^[0-9a-z-]{1,50}$/;
+const SCHEME_RE = /^[a-z][a-z0-9+.-]*:/i;
+
+/**
+ * The slug of a reported short link, or null when `input` is not a link on the redirect
+ * domain. Accepted forms (decisions §7): `https://{domain}/{slug}`, `http:` too, no scheme,
+ * trailing slash, query or fragment, and a bare slug. Slugs are lower-cased.
+ * `domain` null checks only the shape (for input validation before the config is known).
+ */
+export function slugFromReportedUrl(input: string, domain: string | null): string | null {
+  const value = input.trim();
+  if (!value || /\s/.test(value)) return null;
+  const bare = value.toLowerCase();
+  if (SLUG_RE.test(bare)) return bare;
+  let withScheme = value;
+  if (value.startsWith("//")) withScheme = `https:${value}`;
+  else if (!SCHEME_RE.test(value) || /^[^/?#]+:\d/.test(value)) withScheme = `https://${value}`; // "host:port/slug" is not a scheme
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  if (url.username || url.password) return null;
+  if (domain !== null && !sameHost(url, domain)) return null;
+  const m = /^\/([^/]+)\/?$/.exec(url.pathname);
+  if (!m) return null;
+  const slug = m[1].toLowerCase();
+  return SLUG_RE.test(slug) ? slug : null;
+}
+
+/** The redirect domain carries its port only when it is not the default one; accept either scheme's default. */
+function sameHost(url: URL, domain: string): boolean {
+  const want = domain.toLowerCase();
+  if (url.host === want) return true;
+  const [host, port] = want.split(":");
+  if (port) return false;
+  return url.hostname === host && (url.port === "" || url.port === "80" || url.port === "443");
+}

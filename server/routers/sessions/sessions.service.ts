@@ -1,0 +1,79 @@
+import { and, desc, eq, gt, like } from "drizzle-orm";
+import { sessions } from "../../../db/schema";
+import { notFound } from "../../http/errors";
+import { readEdgeHeaders } from "../../lib/edge";
+import { parseUserAgent } from "../../lib/user-agent";
+import type { AppServices } from "../../services";
+import type { Actor, Context, RequestInfo } from "../../trpc/context";
+import type { SessionDto } from "./sessions.schema";
+
+/** The Session record's `id`: the last six characters of the session token (service.md). */
+export const publicSessionId = (sessionId: string) => sessionId.slice(-6);
+
+const header = (req: RequestInfo, name: string) => {
+  const v = req.headers[name];
+  return (Array.isArray(v) ? v[0] : v) || null;
+};
+
+/** Device, browser and platform from the edge's device hints (when trusted) or the User-Agent; place from the edge. */
+export function describeClient(app: AppServices, req: RequestInfo) {
+  const edge = readEdgeHeaders(req.headers, app.config.edgeHeaders);
+  const ua = header(req, "user-agent");
+  const parsed = ua ? parseUserAgent(ua) : null;
+  return {
+    device: edge.device ?? parsed?.device ?? null,
+    browser: parsed?.browser ?? null,
+    platform: parsed?.platform ?? null,
+    country: edge.country,
+    regionName: edge.regionName,
+    city: edge.city,
+  };
+}
+
+/** A lucia session (30 days, sliding) for a signed-in user; sets the cookie on the answer. */
+export async function startLoginSession(ctx: Context, userId: string): Promise<string> {
+  const session = await ctx.app.lucia.createSession(userId, { createdAt: Date.now(), ...describeClient(ctx.app, ctx.req) });
+  ctx.res.appendHeader("Set-Cookie", ctx.app.lucia.createSessionCookie(session.id).serialize());
+  return session.id;
+}
+
+export async function listSessions(app: AppServices, actor: Actor): Promise<SessionDto[]> {
+  const rows = await app.db
+    .select({
+      id: sessions.id,
+      createdAt: sessions.createdAt,
+      expiresAt: sessions.expiresAt,
+      device: sessions.device,
+      browser: sessions.browser,
+      platform: sessions.platform,
+      country: sessions.country,
+      regionName: sessions.regionName,
+      city: sessions.city,
+    })
+    .from(sessions)
+    .where(and(eq(sessions.userId, actor.userId), gt(sessions.expiresAt, new Date())))
+    .orderBy(desc(sessions.createdAt), desc(sessions.id));
+  return rows.map((r) => ({
+    id: publicSessionId(r.id),
+    created_at: r.createdAt,
+    expires_at: r.expiresAt.getTime(),
+    current: r.id === actor.sessionId,
+    device: (r.device as SessionDto["device"]) ?? null,
+    browser: r.browser,
+    platform: r.platform,
+    country: r.country,
+    region_name: r.regionName,
+    city: r.city,
+  }));
+}
+
+/** Ends the user's session(s) whose token ends with `id`; another user's session is not found. */
+export async function revokeSession(ctx: Context, actor: Actor, id: string): Promise<void> {
+  if (!/^[0-9a-z]{6}$/.test(id)) throw notFound();
+  const ended = await ctx.app.db
+    .delete(sessions)
+    .where(and(eq(sessions.userId, actor.userId), like(sessions.id, `%${id}`)))
+    .returning({ id: sessions.id });
+  if (!ended.length) throw notFound();
+  if (ended.some((s) => s.id === actor.sessionId)) ctx.res.appendHeader("Set-Cookie", ctx.app.lucia.createBlankSessionCookie().serialize());
+}

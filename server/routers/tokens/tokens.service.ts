@@ -1,0 +1,46 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { DbOrTx } from "../../../db/client";
+import { apiTokens } from "../../../db/schema";
+import { notFound } from "../../http/errors";
+import { issueToken, type TokenRow } from "../../lib/users";
+import type { ApiTokenDto } from "./tokens.schema";
+
+const columns = {
+  id: apiTokens.id,
+  name: apiTokens.name,
+  prefix: apiTokens.prefix,
+  createdAt: apiTokens.createdAt,
+  lastUsedAt: apiTokens.lastUsedAt,
+  revokedAt: apiTokens.revokedAt,
+};
+
+/** The record; the hash never leaves this module. */
+export const toApiTokenDto = (r: Pick<TokenRow, "id" | "name" | "prefix" | "createdAt" | "lastUsedAt" | "revokedAt">): ApiTokenDto => ({
+  id: r.id,
+  name: r.name,
+  prefix: r.prefix,
+  created_at: r.createdAt,
+  last_used_at: r.lastUsedAt,
+  revoked_at: r.revokedAt,
+});
+
+export async function listTokens(db: DbOrTx, userId: string): Promise<ApiTokenDto[]> {
+  const rows = await db.select(columns).from(apiTokens).where(eq(apiTokens.userId, userId)).orderBy(desc(apiTokens.createdAt), desc(apiTokens.id));
+  return rows.map(toApiTokenDto);
+}
+
+/** The plan's live-token limit is enforced under a lock in issueToken (409 TOKEN_LIMIT_REACHED). */
+export async function createToken(db: DbOrTx, userId: string, name: string): Promise<{ token: string; record: ApiTokenDto }> {
+  const { token, record } = await issueToken(db, userId, name);
+  return { token, record: toApiTokenDto(record) };
+}
+
+/** Sets revoked_at once (204 again when already revoked); another user's token is not found. */
+export async function revokeToken(db: DbOrTx, userId: string, id: string): Promise<void> {
+  const [row] = await db.select({ id: apiTokens.id }).from(apiTokens).where(and(eq(apiTokens.id, id), eq(apiTokens.userId, userId)));
+  if (!row) throw notFound();
+  await db
+    .update(apiTokens)
+    .set({ revokedAt: Date.now() })
+    .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)));
+}
