@@ -96,3 +96,27 @@ describe("CORS", () => {
     expect(r.headers.get("access-control-allow-credentials")).toBeNull();
   });
 });
+
+describe("operations", () => {
+  let t: Awaited<ReturnType<typeof import("../test/harness").createTestServer>>;
+  beforeAll(async () => {
+    t = await (await import("../test/harness")).createTestServer();
+  });
+  afterAll(() => t?.close());
+
+  it("answers every request with an X-Request-Id, keeping a well-formed incoming one", async () => {
+    const a = await http(`${t.api}/links`);
+    expect(a.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const b = await http(`${t.api}/links`, { headers: { "x-request-id": "edge-123" } });
+    expect(b.headers.get("x-request-id")).toBe("edge-123");
+  });
+
+  it("serves Prometheus metrics with the internal counters at /_/metrics", async () => {
+    const r = await http(`${t.redirect}/_/metrics`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("text/plain");
+    for (const name of ["redirects_total", "clicks_written_total", "clicks_buffered", "rate_limit_rejections_total", "reports_received_total"]) {
+      expect(r.text).toContain(name);
+    }
+  });
+});

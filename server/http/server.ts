@@ -1,4 +1,5 @@
 import http from "node:http";
+import { randomUUID } from "node:crypto";
 import express from "express";
 import type { AppServices } from "../services";
 import { createApiRouter, securityHeaders } from "./app";
@@ -50,7 +51,12 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   const servers: http.Server[] = [];
   for (const port of ports) {
     const here = origins.filter((o) => portOf(o.url) === port);
-    const server = http.createServer((req, res) => dispatch(here, req, res));
+    const server = http.createServer((req, res) => {
+      // Service endpoints of every origin: Prometheus metrics, loopback only unless behind a trusted proxy.
+      if (req.url === "/_/metrics" && req.method === "GET") return void serveMetrics(app, req, res);
+      logRequest(app, req, res);
+      dispatch(here, req, res);
+    });
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -74,6 +80,40 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
       );
     },
   };
+}
+
+const REQUEST_ID_RE = /^[\w.:-]{1,64}$/;
+
+/**
+ * One structured log line per answered request, with a request id (echoed as X-Request-Id).
+ * Redirects log at debug: at tens of thousands a second they would drown everything else.
+ */
+function logRequest(app: AppServices, req: http.IncomingMessage, res: http.ServerResponse) {
+  const incoming = req.headers["x-request-id"];
+  const id = typeof incoming === "string" && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
+  res.setHeader("X-Request-Id", id);
+  const started = process.hrtime.bigint();
+  res.once("finish", () => {
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const host = (req.headers.host ?? "").toLowerCase();
+    const level = host === app.config.redirectUrl.host.toLowerCase() && res.statusCode < 500 ? "debug" : res.statusCode >= 500 ? "error" : "info";
+    if (!app.log.isLevelEnabled(level)) return;
+    // The path only: query strings may carry anything a caller pasted.
+    app.log[level]({ reqId: id, method: req.method, path: (req.url ?? "").split("?")[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+  });
+}
+
+async function serveMetrics(app: AppServices, req: http.IncomingMessage, res: http.ServerResponse) {
+  const addr = req.socket.remoteAddress ?? "";
+  if (!/^(::ffff:)?127\.|^::1$/.test(addr)) {
+    res.statusCode = 404;
+    res.setHeader("Content-Type", "application/json");
+    return void res.end(JSON.stringify({ error: "NOT_FOUND" }));
+  }
+  app.metrics.clicksBuffered.set(app.clicks?.buffered ?? 0);
+  res.setHeader("Content-Type", app.metrics.registry.contentType);
+  res.setHeader("Cache-Control", "no-store");
+  res.end(await app.metrics.registry.metrics());
 }
 
 function dispatch(origins: Origin[], req: http.IncomingMessage, res: http.ServerResponse) {
