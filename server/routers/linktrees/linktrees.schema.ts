@@ -1,0 +1,147 @@
+import { z } from "zod";
+import { httpUrl } from "../../lib/urls";
+import { slugSchema, strictNumber } from "../links/links.schema";
+
+export const TITLE_MAX = 100;
+export const BIO_MAX = 300;
+export const ITEM_TITLE_MAX = 100;
+
+const title = z.string().min(1, `must be 1-${TITLE_MAX} characters`).max(TITLE_MAX, `must be 1-${TITLE_MAX} characters`);
+const bio = z.string().max(BIO_MAX, `at most ${BIO_MAX} characters`);
+const itemTitle = z.string().min(1, `must be 1-${ITEM_TITLE_MAX} characters`).max(ITEM_TITLE_MAX, `must be 1-${ITEM_TITLE_MAX} characters`);
+// Any integer: out-of-range positions are clamped to the list (decisions §5).
+const position = strictNumber(z.number().int("must be an integer").min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER));
+const active = strictNumber(z.boolean());
+const published = strictNumber(z.boolean());
+
+/** Linktree and item ids are opaque: any string is accepted and an unknown one is 404. */
+const anyId = z.string();
+
+const atLeastOne = (keys: string[]) => (v: Record<string, unknown>) => Object.keys(v).some((k) => !keys.includes(k) && v[k] !== undefined);
+const atLeastOneMessage = { message: "at least one property is required", path: ["body"] };
+
+export const createLinktreeInput = z
+  .object({
+    slug: slugSchema,
+    title,
+    bio: bio.nullable().optional(),
+    avatar_url: httpUrl.nullable().optional(),
+  })
+  .strict();
+export type CreateLinktreeInput = z.output<typeof createLinktreeInput>;
+
+export const updateLinktreeInput = z
+  .object({
+    id: anyId,
+    slug: slugSchema.optional(),
+    title: title.optional(),
+    bio: bio.nullable().optional(),
+    avatar_url: httpUrl.nullable().optional(),
+    published: published.optional(),
+  })
+  .strict()
+  .refine(atLeastOne(["id"]), atLeastOneMessage);
+export type UpdateLinktreeInput = z.output<typeof updateLinktreeInput>;
+
+export const linktreeIdInput = z.object({ id: anyId });
+
+export const createItemInput = z
+  .object({
+    id: anyId,
+    title: itemTitle,
+    url: httpUrl,
+    position: position.optional(),
+  })
+  .strict();
+export type CreateItemInput = z.output<typeof createItemInput>;
+
+export const updateItemInput = z
+  .object({
+    id: anyId,
+    itemId: anyId,
+    title: itemTitle.optional(),
+    url: httpUrl.optional(),
+    position: position.optional(),
+    active: active.optional(),
+  })
+  .strict()
+  .refine(atLeastOne(["id", "itemId"]), atLeastOneMessage);
+export type UpdateItemInput = z.output<typeof updateItemInput>;
+
+export const itemIdInput = z.object({ id: anyId, itemId: anyId });
+
+export const reorderItemsInput = z
+  .object({
+    id: anyId,
+    itemIds: z.array(z.string()).max(10_000),
+  })
+  .strict();
+
+/** Query bounds arrive as strings (ms epoch, inclusive); anything but an integer is a 400. */
+const msBound = z
+  .string()
+  .regex(/^-?\d{1,16}$/, "must be an integer timestamp in milliseconds")
+  .transform(Number)
+  .refine(Number.isSafeInteger, "must be an integer timestamp in milliseconds");
+
+export const analyticsInput = z.object({ id: anyId, from: msBound.optional(), to: msBound.optional() }).strict();
+export type AnalyticsInput = z.output<typeof analyticsInput>;
+
+export const publicPageInput = z.object({ slug: z.string().max(200) });
+
+export const linktreeOutput = z.object({
+  id: z.string(),
+  slug: z.string(),
+  title: z.string(),
+  bio: z.string().nullable(),
+  avatar_url: z.string().url().nullable(),
+  published: z.boolean(),
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+});
+export type LinktreeDto = z.infer<typeof linktreeOutput>;
+
+export const itemOutput = z.object({
+  id: z.string(),
+  title: z.string(),
+  url: z.string().url(),
+  short_url: z.string().url(),
+  position: z.number().int(),
+  active: z.boolean(),
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+});
+export type ItemDto = z.infer<typeof itemOutput>;
+
+export const linktreeDetailOutput = linktreeOutput.extend({ items: z.array(itemOutput) });
+export type LinktreeDetailDto = z.infer<typeof linktreeDetailOutput>;
+
+export const analyticsOutput = z.object({
+  id: z.string(),
+  slug: z.string(),
+  title: z.string(),
+  published: z.boolean(),
+  views: z.number().int(),
+  clicks: z.number().int(),
+  items: z.array(
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      short_url: z.string().url().nullable(),
+      active: z.boolean(),
+      count: z.number().int(),
+    }),
+  ),
+});
+export type LinktreeAnalyticsDto = z.infer<typeof analyticsOutput>;
+
+/** What the public page shows: published data only, active items in order. */
+export const publicPageOutput = z.object({
+  slug: z.string(),
+  title: z.string(),
+  bio: z.string().nullable(),
+  avatar_url: z.string().nullable(),
+  url: z.string(),
+  items: z.array(z.object({ id: z.string(), title: z.string(), short_url: z.string() })),
+});
+export type PublicPageDto = z.infer<typeof publicPageOutput>;
