@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import express from "express";
 import type { AppServices } from "../services";
 import { createApiRouter, securityHeaders } from "./app";
+import { createAdminEndpoint } from "../admin/endpoint";
 import { createRemixHandler } from "./remix";
 import { createRedirectApp } from "../redirect/adapter";
 import { sendError } from "./rest";
@@ -35,6 +36,7 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   api.use(createApiRouter(app));
 
   const web = subApp(app);
+  web.use(createAdminEndpoint(app)); // loopback-only, for the command line (server/cli.ts)
   web.use(securityHeaders());
   if (config.appUrl.protocol !== "https:") web.use((_q, s, n) => (s.removeHeader("Strict-Transport-Security"), n()));
   if (opts.remix !== false) web.use(await createRemixHandler(app));

@@ -1,0 +1,60 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import express, { type NextFunction, type Request, type Response } from "express";
+import type { AppServices } from "../services";
+import { commandFailure, runAdminCommand } from "./commands";
+
+/** Where the running server tells the command line how to reach it (DATA_DIR, mode 0600). */
+export const ADMIN_FILE = "admin-endpoint.json";
+export const ADMIN_PATH = "/_admin/cli";
+export const ADMIN_SECRET_HEADER = "x-admin-secret";
+
+export type AdminEndpointInfo = { pid: number; port: number; host: string; secret: string };
+
+const portOf = (u: URL) => Number(u.port || (u.protocol === "https:" ? 443 : 80));
+const LOOPBACK_RE = /^(::ffff:)?127\.\d+\.\d+\.\d+$|^::1$/;
+
+export function readAdminEndpointInfo(dataDir: string): AdminEndpointInfo | null {
+  try {
+    return JSON.parse(readFileSync(path.join(dataDir, ADMIN_FILE), "utf8")) as AdminEndpointInfo;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The command line's way into a running server whose embedded PGlite it cannot open a second
+ * time (stack notes). Answers only on the loopback interface, only to direct connections (no
+ * proxy headers), and only with the secret from DATA_DIR: whoever can read that file can open
+ * the database anyway. Mount it on the APP origin before everything else.
+ */
+export function createAdminEndpoint(app: AppServices) {
+  const secret = randomBytes(32).toString("hex");
+  const info: AdminEndpointInfo = { pid: process.pid, port: portOf(app.config.appUrl), host: app.config.appUrl.host, secret };
+  mkdirSync(app.config.dataDir, { recursive: true });
+  writeFileSync(path.join(app.config.dataDir, ADMIN_FILE), JSON.stringify(info), { mode: 0o600 });
+  const expected = Buffer.from(secret);
+  const json = express.json({ limit: 16 * 1024 });
+
+  const refuse = (res: Response) => res.status(404).json({ error: "NOT_FOUND" });
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (req.path !== ADMIN_PATH) return next();
+    const direct = LOOPBACK_RE.test(req.socket.remoteAddress ?? "") && !req.headers["x-forwarded-for"] && !req.headers.forwarded;
+    const given = Buffer.from(String(req.headers[ADMIN_SECRET_HEADER] ?? ""));
+    if (req.method !== "POST" || !direct || given.length !== expected.length || !timingSafeEqual(given, expected)) return refuse(res);
+    json(req, res, async (err?: unknown) => {
+      const args = (req.body as { args?: unknown } | undefined)?.args;
+      if (err || !Array.isArray(args) || !args.every((a) => typeof a === "string")) {
+        return res.status(400).json({ error: "USAGE", message: "body must be {args: string[]}" });
+      }
+      try {
+        res.status(200).json({ output: await runAdminCommand(app.db, args) });
+      } catch (e) {
+        const failure = commandFailure(e);
+        if (failure.error === "INTERNAL_ERROR") app.log.error({ err: e }, "admin command failed");
+        res.status(failure.error === "INTERNAL_ERROR" ? 500 : 400).json(failure);
+      }
+    });
+  };
+}
