@@ -5,6 +5,8 @@ export default {
   serverBuildPath: "build/index.js",
   assetsBuildDirectory: "public/build",
   publicPath: "/build/",
+  // Tailwind 3 through the classic compiler: app/tailwind.css is processed on build.
+  tailwind: true,
   // Server-only packages stay external: loaders reach them through the load context.
   serverDependenciesToBundle: [],
   future: {

@@ -1,26 +1,157 @@
-import { Links, Meta, Outlet, Scripts, ScrollRestoration } from "@remix-run/react";
-import type { MetaFunction } from "@remix-run/node";
+import { Form, isRouteErrorResponse, Link, Links, Meta, NavLink, Outlet, Scripts, ScrollRestoration, useRouteError, useRouteLoaderData } from "@remix-run/react";
+import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import styles from "./tailwind.css";
+import { useNonce } from "./lib/nonce";
+import type { RootData, Viewer } from "./lib/env";
 
-export const meta: MetaFunction = () => [{ title: "Links" }];
+export const meta: MetaFunction = () => [{ title: "Links" }, { name: "description", content: "Short links, linktrees and click analytics." }];
+export const links: LinksFunction = () => [
+  { rel: "stylesheet", href: styles },
+  { rel: "icon", href: "/favicon.svg", type: "image/svg+xml" },
+];
+
+export async function loader({ context }: LoaderFunctionArgs): Promise<RootData> {
+  const { config } = context.app;
+  const base = (u: URL) => u.href.replace(/\/+$/, "");
+  const env = { appUrl: base(config.appUrl), apiUrl: base(config.apiUrl), redirectUrl: base(config.redirectUrl), redirectDomain: config.redirectDomain };
+  const { actor } = await context.ctx.auth();
+  let viewer: Viewer | null = null;
+  if (actor?.via === "session") {
+    viewer = { id: actor.userId, email: "", name: null, avatarUrl: null, isAdmin: actor.isAdmin, plan: actor.plan };
+    try {
+      const account = await context.caller.account.get();
+      viewer = { ...viewer, email: account.user.email, name: account.user.name, avatarUrl: account.user.avatar_url };
+    } catch {
+      // The header still works with what the session says.
+    }
+  }
+  return { env, viewer };
+}
 
 export function Layout({ children }: { children: React.ReactNode }) {
+  const nonce = useNonce();
   return (
     <html lang="en">
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="color-scheme" content="light dark" />
         <Meta />
         <Links />
       </head>
-      <body>
+      <body className="min-h-screen">
+        <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:p-2 dark:focus:bg-slate-900">
+          Skip to content
+        </a>
         {children}
-        <ScrollRestoration />
-        <Scripts />
+        <ScrollRestoration nonce={nonce} />
+        <Scripts nonce={nonce} />
       </body>
     </html>
   );
 }
 
+const navClass = ({ isActive }: { isActive: boolean }) =>
+  `rounded-md px-2 py-1 text-sm font-medium no-underline hover:no-underline ${isActive ? "bg-slate-200 text-slate-900 dark:bg-slate-800 dark:text-white" : "text-slate-700 hover:bg-slate-100 dark:text-slate-300 dark:hover:bg-slate-800"}`;
+
+function Header({ viewer }: { viewer: Viewer | null }) {
+  return (
+    <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
+      <div className="mx-auto flex max-w-6xl flex-wrap items-center gap-x-4 gap-y-2 px-4 py-3">
+        <Link to={viewer ? "/links" : "/"} className="mr-2 text-lg font-bold text-slate-900 no-underline dark:text-white">
+          <span aria-hidden="true">🔗</span> Links
+        </Link>
+        <nav aria-label="Main" className="flex flex-1 flex-wrap items-center gap-1">
+          {viewer ? (
+            <>
+              <NavLink to="/links" className={navClass}>
+                Links
+              </NavLink>
+              <NavLink to="/analytics" className={navClass}>
+                Analytics
+              </NavLink>
+              <NavLink to="/linktrees" className={navClass}>
+                Linktrees
+              </NavLink>
+              <NavLink to="/settings" className={navClass}>
+                Settings
+              </NavLink>
+              {viewer.isAdmin ? (
+                <NavLink to="/admin/reports" className={navClass}>
+                  Reports
+                </NavLink>
+              ) : null}
+            </>
+          ) : (
+            <>
+              <NavLink to="/docs" reloadDocument className={navClass}>
+                API
+              </NavLink>
+              <NavLink to="/report" className={navClass}>
+                Report abuse
+              </NavLink>
+            </>
+          )}
+        </nav>
+        {viewer ? (
+          <div className="flex items-center gap-2">
+            {viewer.avatarUrl ? <img src={viewer.avatarUrl} alt="" width={28} height={28} className="h-7 w-7 rounded-full object-cover" /> : null}
+            <span className="hidden max-w-[14rem] truncate text-sm text-slate-600 dark:text-slate-400 sm:inline">{viewer.name || viewer.email}</span>
+            <Form method="post" action="/logout">
+              <button type="submit" className="btn-ghost">
+                Sign out
+              </button>
+            </Form>
+          </div>
+        ) : (
+          <Link to="/login" className="btn-primary">
+            Sign in
+          </Link>
+        )}
+      </div>
+    </header>
+  );
+}
+
+function Footer() {
+  return (
+    <footer className="mx-auto max-w-6xl px-4 py-8 text-sm text-slate-500 dark:text-slate-400">
+      <nav aria-label="Footer" className="flex flex-wrap gap-4">
+        <Link to="/docs" reloadDocument>
+          API reference
+        </Link>
+        <Link to="/report">Report abuse</Link>
+      </nav>
+    </footer>
+  );
+}
+
 export default function App() {
-  return <Outlet />;
+  const data = useRouteLoaderData<typeof loader>("root");
+  return (
+    <>
+      <Header viewer={data?.viewer ?? null} />
+      <main id="main" className="mx-auto max-w-6xl px-4 py-6 sm:py-8">
+        <Outlet />
+      </main>
+      <Footer />
+    </>
+  );
+}
+
+export function ErrorBoundary() {
+  const error = useRouteError();
+  const status = isRouteErrorResponse(error) ? error.status : 500;
+  const text = isRouteErrorResponse(error) ? (typeof error.data === "string" ? error.data : error.statusText) : "Something went wrong.";
+  return (
+    <main id="main" className="mx-auto max-w-xl px-4 py-16 text-center">
+      <h1 className="text-3xl font-semibold">{status === 404 ? "Not found" : `Error ${status}`}</h1>
+      <p className="mt-3 text-slate-600 dark:text-slate-400">{status === 404 ? "This page does not exist, or it is not yours." : text}</p>
+      <p className="mt-6">
+        <Link to="/" className="btn-secondary">
+          Home
+        </Link>
+      </p>
+    </main>
+  );
 }

@@ -1,0 +1,265 @@
+import { Form, useNavigation } from "@remix-run/react";
+import { useEffect, useRef, useState } from "react";
+import type { LinkDto } from "../../server/routers/links/links.schema";
+import { useEnv } from "../lib/env";
+import { UTM_KEYS, withUtm, type LinkFormValues, type UtmKey } from "../lib/link-form";
+import type { FormError } from "../lib/messages";
+import { trpc, errorCode } from "../lib/trpc.client";
+import { CountrySelect } from "./CountrySelect";
+import { Field, FieldErrors, fieldErrors, FormAlert } from "./ui";
+
+const SLUG_RE = /^[0-9a-z-]{1,50}$/;
+
+type Props = { link: LinkDto | null; values: LinkFormValues; error?: FormError | null; submitLabel: string };
+
+export function LinkForm({ link, values, error, submitLabel }: Props) {
+  const busy = useNavigation().state === "submitting";
+  const [url, setUrl] = useState(values.url);
+  const [utm, setUtm] = useState(values.utm);
+  const [og, setOg] = useState({ title: values.og_title, description: values.og_description, image: values.og_image });
+  const errs = (...n: string[]) => fieldErrors(error, ...n);
+  return (
+    <Form method="post" className="space-y-6" aria-describedby="link-form-errors">
+      <div id="link-form-errors">
+        <FormAlert error={error} />
+      </div>
+      <section className="card space-y-4" aria-labelledby="s-dest">
+        <h2 id="s-dest" className="text-lg font-semibold">
+          Destination
+        </h2>
+        <Field label="Destination URL" name="url" type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/page" errors={errs("url")} />
+        <SlugField initial={values.slug} current={link?.slug ?? null} errors={errs("slug")} />
+        <Field label="Tags" name="tags" defaultValue={values.tags} placeholder="launch, newsletter" errors={errs("tags")} hint="Separated by commas or spaces; up to 10 of a-z, 0-9 and -." />
+        <UtmBuilder url={url} utm={utm} setUtm={setUtm} onApply={(u) => (setUrl(u), setUtm(Object.fromEntries(UTM_KEYS.map((k) => [k, ""])) as Record<UtmKey, string>))} />
+      </section>
+
+      <section className="card space-y-4" aria-labelledby="s-exp">
+        <h2 id="s-exp" className="text-lg font-semibold">
+          Expiry
+        </h2>
+        <ExpiryField values={values} errors={errs("expires_at")} />
+        <Field label="Fallback URL after expiry" name="expiration_url" type="url" defaultValue={values.expiration_url} errors={errs("expiration_url")} hint="Optional. Without it, an expired link answers 404." />
+      </section>
+
+      <TargetingEditor values={values} errors={errs("targeting")} />
+
+      <section className="card space-y-4" aria-labelledby="s-pw">
+        <h2 id="s-pw" className="text-lg font-semibold">
+          Password
+        </h2>
+        <Field
+          label={link?.has_password ? "New password" : "Password"}
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          minLength={4}
+          maxLength={200}
+          errors={errs("password")}
+          hint={link?.has_password ? "A password is set. Leave empty to keep it." : "Optional, 4-200 characters. Visitors must enter it before they are redirected."}
+        />
+        {link?.has_password ? (
+          <div className="flex items-center gap-2">
+            <input id="password_clear" name="password_clear" type="checkbox" className="h-4 w-4" defaultChecked={values.password_clear} />
+            <label htmlFor="password_clear" className="text-sm">
+              Remove the password
+            </label>
+          </div>
+        ) : null}
+      </section>
+
+      <section className="card" aria-labelledby="s-og">
+        <h2 id="s-og" className="text-lg font-semibold">
+          Share card
+        </h2>
+        <p className="hint">What social networks show when the short link is shared.</p>
+        <div className="mt-4 grid gap-6 lg:grid-cols-2">
+          <div className="space-y-4">
+            <Field label="Title" name="og_title" maxLength={120} value={og.title} onChange={(e) => setOg({ ...og, title: e.target.value })} errors={errs("og_title")} hint={`${og.title.length}/120`} />
+            <Field label="Description" name="og_description" errors={errs("og_description")} hint={`${og.description.length}/240`}>
+              {({ id, describedBy, invalid }) => (
+                <textarea id={id} name="og_description" rows={3} maxLength={240} className="input" value={og.description} onChange={(e) => setOg({ ...og, description: e.target.value })} aria-invalid={invalid || undefined} aria-describedby={describedBy} />
+              )}
+            </Field>
+            <Field label="Image URL" name="og_image" type="url" value={og.image} onChange={(e) => setOg({ ...og, image: e.target.value })} errors={errs("og_image")} hint="Optional, 1200×630 recommended. Without it an image is generated from the title." />
+          </div>
+          <SharePreview link={link} og={og} />
+        </div>
+      </section>
+
+      <div className="flex flex-wrap gap-3">
+        <button type="submit" name="intent" value="save" className="btn-primary" disabled={busy}>
+          {busy ? "Saving…" : submitLabel}
+        </button>
+      </div>
+    </Form>
+  );
+}
+
+/** Custom slug with availability feedback from link.slugAvailable while typing. */
+function SlugField({ initial, current, errors }: { initial: string; current: string | null; errors: string[] }) {
+  const { apiUrl, redirectUrl } = useEnv();
+  const [slug, setSlug] = useState(initial);
+  const [status, setStatus] = useState<{ kind: "idle" | "checking" | "free" | "taken" | "invalid" | "error"; slug: string }>({ kind: "idle", slug: "" });
+  useEffect(() => {
+    if (!slug || slug === current) return setStatus({ kind: "idle", slug });
+    if (!SLUG_RE.test(slug)) return setStatus({ kind: "invalid", slug });
+    setStatus({ kind: "checking", slug });
+    let live = true;
+    const timer = setTimeout(() => {
+      trpc(apiUrl)
+        .link.slugAvailable.query({ slug })
+        .then((r) => live && setStatus({ kind: r.available ? "free" : "taken", slug }))
+        .catch((e) => live && setStatus({ kind: errorCode(e) === "INVALID_LINK_ID" ? "invalid" : "error", slug }));
+    }, 300);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [slug, current, apiUrl]);
+  const text = {
+    idle: current ? "" : "Leave empty for a generated 4-character slug.",
+    checking: "Checking…",
+    free: `✓ ${slug} is available`,
+    taken: `✗ ${slug} is taken`,
+    invalid: "Use 1-50 characters of a-z, 0-9 and -.",
+    error: "Could not check right now; saving will tell.",
+  }[status.kind];
+  const color = status.kind === "free" ? "text-emerald-700 dark:text-emerald-400" : status.kind === "taken" || status.kind === "invalid" ? "text-red-700 dark:text-red-400" : "text-slate-500 dark:text-slate-400";
+  return (
+    <Field label="Custom slug" name="slug" errors={errors}>
+      {({ id, describedBy, invalid }) => (
+        <>
+          <div className="flex items-stretch">
+            <span className="hidden items-center rounded-l-md border border-r-0 border-slate-300 bg-slate-100 px-2 text-sm text-slate-600 dark:border-slate-700 dark:bg-slate-800 dark:text-slate-300 sm:flex">{redirectUrl.replace(/^https?:\/\//, "")}/</span>
+            <input
+              id={id}
+              name="slug"
+              className="input sm:rounded-l-none"
+              value={slug}
+              onChange={(e) => setSlug(e.target.value.toLowerCase())}
+              pattern="[0-9a-z\-]{1,50}"
+              maxLength={50}
+              autoCapitalize="none"
+              spellCheck={false}
+              aria-invalid={invalid || status.kind === "taken" || undefined}
+              aria-describedby={[describedBy, `${id}-status`].filter(Boolean).join(" ")}
+            />
+          </div>
+          <p id={`${id}-status`} aria-live="polite" className={`mt-1 min-h-[1rem] text-xs ${color}`} data-testid="slug-status">
+            {text}
+          </p>
+        </>
+      )}
+    </Field>
+  );
+}
+
+/** datetime-local in the browser's zone; without JavaScript the value is read as UTC. */
+function ExpiryField({ values, errors }: { values: LinkFormValues; errors: string[] }) {
+  const input = useRef<HTMLInputElement>(null);
+  const offset = useRef<HTMLInputElement>(null);
+  const [zone, setZone] = useState("UTC");
+  useEffect(() => {
+    const tz = new Date().getTimezoneOffset();
+    const el = input.current;
+    if (!el || !offset.current || offset.current.value === String(tz)) return;
+    if (el.value) {
+      const ms = Date.parse(el.value + ":00Z") + Number(offset.current.value) * 60_000;
+      if (!Number.isNaN(ms)) el.value = new Date(ms - tz * 60_000).toISOString().slice(0, 16);
+    }
+    offset.current.value = String(tz);
+    setZone(Intl.DateTimeFormat().resolvedOptions().timeZone || "local time");
+  }, []);
+  return (
+    <Field label="Expires at" name="expires_at_local" errors={errors} hint={`Optional. In ${zone}. Clear it to remove the expiry.`}>
+      {({ id, describedBy, invalid }) => (
+        <>
+          <input ref={input} id={id} name="expires_at_local" type="datetime-local" className="input sm:max-w-xs" defaultValue={values.expires_at_local} aria-invalid={invalid || undefined} aria-describedby={describedBy} />
+          <input ref={offset} type="hidden" name="tz_offset" defaultValue={values.tz_offset} />
+        </>
+      )}
+    </Field>
+  );
+}
+
+function UtmBuilder({ url, utm, setUtm, onApply }: { url: string; utm: Record<UtmKey, string>; setUtm: (u: Record<UtmKey, string>) => void; onApply: (url: string) => void }) {
+  const result = withUtm(url, utm);
+  const any = UTM_KEYS.some((k) => utm[k]);
+  return (
+    <details className="rounded-md border border-slate-200 p-3 dark:border-slate-800" open={any}>
+      <summary className="cursor-pointer text-sm font-medium">UTM builder</summary>
+      <p className="hint">Campaign parameters are written into the destination URL when you save (or press Apply).</p>
+      <div className="mt-3 grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
+        {UTM_KEYS.map((k) => (
+          <Field key={k} label={k.replace("utm_", "utm ")} name={k} value={utm[k]} onChange={(e) => setUtm({ ...utm, [k]: e.target.value })} />
+        ))}
+      </div>
+      <p className="mt-3 break-all text-xs text-slate-600 dark:text-slate-400" aria-live="polite">
+        Result: <span className="font-mono">{result || "—"}</span>
+      </p>
+      <button type="button" className="btn-secondary mt-2" disabled={!any || result === url} onClick={() => onApply(result)}>
+        Apply to URL
+      </button>
+    </details>
+  );
+}
+
+function TargetingEditor({ values, errors }: { values: LinkFormValues; errors: string[] }) {
+  const [rows, setRows] = useState(() => [...values.geo, { country: "", url: "" }]);
+  const update = (i: number, patch: Partial<{ country: string; url: string }>) => setRows(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  return (
+    <section className="card space-y-4" aria-labelledby="s-target">
+      <h2 id="s-target" className="text-lg font-semibold">
+        Targeting
+      </h2>
+      <p className="hint !mt-0">Send visitors elsewhere by system or country. The system rule wins over the country rule.</p>
+      <div className="grid gap-4 sm:grid-cols-2">
+        <Field label="iOS / iPadOS destination" name="ios" type="url" defaultValue={values.ios} />
+        <Field label="Android destination" name="android" type="url" defaultValue={values.android} />
+      </div>
+      <fieldset>
+        <legend className="label">Countries</legend>
+        <ul className="space-y-2">
+          {rows.map((r, i) => (
+            <li key={i} className="flex flex-col gap-2 sm:flex-row">
+              <CountrySelect name="geo_country" aria-label={`Country ${i + 1}`} value={r.country} onChange={(e) => update(i, { country: e.target.value })} />
+              <input name="geo_url" type="url" className="input" aria-label={`Destination for country ${i + 1}`} placeholder="https://example.com/local" value={r.url} onChange={(e) => update(i, { url: e.target.value })} />
+              <button type="button" className="btn-ghost" aria-label={`Remove country ${i + 1}`} onClick={() => setRows(rows.length > 1 ? rows.filter((_, j) => j !== i) : [{ country: "", url: "" }])}>
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+        <button type="button" className="btn-secondary mt-2" disabled={rows.length >= 50} onClick={() => setRows([...rows, { country: "", url: "" }])}>
+          Add country
+        </button>
+        <p className="hint">Up to 50 countries.</p>
+      </fieldset>
+      <FieldErrors errors={errors} />
+    </section>
+  );
+}
+
+/** A live share card: what a social network shows, with the generated image when no image is set. */
+function SharePreview({ link, og }: { link: LinkDto | null; og: { title: string; description: string; image: string } }) {
+  const { redirectUrl, redirectDomain } = useEnv();
+  const generated = link && link.og_title ? `${redirectUrl}/_/og/${link.id}.png?v=${link.updated_at}` : null;
+  const image = og.image && /^https?:\/\/./.test(og.image) ? og.image : og.title && generated && og.title === link?.og_title ? generated : null;
+  return (
+    <figure aria-label="Share card preview" className="self-start overflow-hidden rounded-lg border border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-950">
+      <div className="relative aspect-[1200/630] w-full bg-gradient-to-br from-indigo-600 to-fuchsia-600">
+        {image ? (
+          <img src={image} alt="" className="absolute inset-0 h-full w-full object-cover" data-testid="og-image" />
+        ) : (
+          <div className="absolute inset-0 flex items-center justify-center p-6 text-center text-xl font-bold text-white">{og.title || "Your title here"}</div>
+        )}
+      </div>
+      <figcaption className="space-y-1 p-3">
+        <p className="text-xs uppercase text-slate-500">{redirectDomain}</p>
+        <p className="line-clamp-2 font-semibold">{og.title || "No title: the card is not shown"}</p>
+        <p className="line-clamp-2 text-sm text-slate-600 dark:text-slate-400">{og.description}</p>
+        {!og.image && og.title && og.title !== link?.og_title ? <p className="text-xs text-slate-500">The image is generated from the title when you save.</p> : null}
+      </figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,44 @@
+import { redirect } from "@remix-run/node";
+import { toPublicError } from "../../server/http/errors";
+import { messageFor, type FormError } from "./messages";
+
+/** Maps anything a procedure throws to `{error, message, fields}` for the form that caused it. */
+export function formError(e: unknown): FormError {
+  if (e instanceof Response) throw e; // redirects thrown by guards pass through
+  const pub = toPublicError(e);
+  if (pub.status >= 500) console.error(e);
+  return { error: pub.body.error, message: messageFor(pub.body.error), fields: pub.body.fields ?? {} };
+}
+
+/** A failed field check of the dashboard itself, in the same shape. */
+export const fieldError = (fields: Record<string, string[]>, error = "VALIDATION_FAILED"): FormError => ({ error, message: messageFor(error), fields });
+
+/** Runs a procedure for an action: `{ok: true, value}` or `{ok: false, error}`; a lost session goes to sign-in. */
+export async function attempt<T>(request: Request, fn: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: FormError }> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (e) {
+    const err = formError(e);
+    if (err.error === "UNAUTHORIZED") throw toSignIn(request);
+    return { ok: false, error: err };
+  }
+}
+
+export function toSignIn(request: Request) {
+  const url = new URL(request.url);
+  const back = url.pathname + url.search;
+  return redirect(`/login?redirectTo=${encodeURIComponent(back)}`);
+}
+
+/** Loader helper: a 404 from a procedure becomes the route's 404 page. */
+export async function load<T>(request: Request, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof Response) throw e;
+    const pub = toPublicError(e);
+    if (pub.body.error === "UNAUTHORIZED") throw toSignIn(request);
+    if (pub.status >= 500) console.error(e);
+    throw new Response(messageFor(pub.body.error), { status: pub.status });
+  }
+}
