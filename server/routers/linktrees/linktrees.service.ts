@@ -1,11 +1,12 @@
 import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
-import { clicks, links, linktreeItems, linktrees } from "../../../db/schema";
+import { links, linktreeItems, linktrees } from "../../../db/schema";
 import { AppError, isUniqueViolation, notFound, validation } from "../../http/errors";
 import { newId } from "../../lib/ids";
 import { SLUG_INDEX } from "../../lib/slugs";
 import type { AppServices } from "../../services";
 import type { Actor } from "../../trpc/context";
+import { countClicks } from "../analytics/analytics.service";
 import { checkNoLoops, insertLink, shortUrl } from "../links/links.service";
 import type {
   AnalyticsInput,
@@ -313,24 +314,10 @@ export async function reorderItems(app: AppServices, actor: Actor, id: string, i
   });
 }
 
-/** Click counts per link id in [from, to] (inclusive); links without clicks are absent. */
-async function countClicksByLink(db: DbOrTx, linkIds: string[], from?: number, to?: number): Promise<Map<string, number>> {
-  if (!linkIds.length) return new Map();
-  const where: SQL[] = [inArray(clicks.linkId, linkIds)];
-  if (from !== undefined) where.push(gte(clicks.timestamp, from));
-  if (to !== undefined) where.push(lte(clicks.timestamp, to));
-  const rows = await db
-    .select({ linkId: clicks.linkId, n: count() })
-    .from(clicks)
-    .where(and(...where))
-    .groupBy(clicks.linkId);
-  return new Map(rows.map((r) => [r.linkId, Number(r.n)]));
-}
-
 export async function linktreeAnalytics(app: AppServices, actor: Actor, input: AnalyticsInput): Promise<LinktreeAnalyticsDto> {
   const tree = await findOwnTree(app.db, actor, input.id);
   const items = await treeItems(app.db, tree.id);
-  const counts = await countClicksByLink(app.db, [tree.linkId, ...items.map((i) => i.linkId)], input.from, input.to);
+  const counts = await countClicks(app.db, [tree.linkId, ...items.map((i) => i.linkId)], input.from, input.to);
   const perItem = items.map((i) => ({ id: i.id, title: i.title, short_url: shortUrl(app.config, i.slug), active: i.active, count: counts.get(i.linkId) ?? 0 }));
   return {
     id: tree.id,

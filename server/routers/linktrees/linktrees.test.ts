@@ -1,6 +1,6 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clicks, links, linktreeItems, linktrees, slugBlocks } from "../../../db/schema";
+import { clickRollups, clicks, links, linktreeItems, linktrees, slugBlocks } from "../../../db/schema";
 import { clickTs } from "../../lib/ids";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
 
@@ -39,8 +39,14 @@ const named = <T extends unknown[]>(cases: [Record<string, unknown>, ...T][]) =>
   cases.map(([body, ...rest]) => [JSON.stringify(body).replace(/(.)\1{19,}/g, (m: string, c: string) => `${c}×${m.length}`), body, ...rest] as [string, Record<string, unknown>, ...T]);
 const slugOf = (shortUrl: string) => new URL(shortUrl).pathname.slice(1);
 const liveLinkBySlug = async (slug: string) => (await t.app.db.select().from(links).where(eq(links.slug, slug)))[0];
+/** A stored click with its hourly rollup, as the click recorder writes them. */
 const addClick = async (linkId: string, timestamp: number) => {
+  const hour = Math.floor(timestamp / 3_600_000) * 3_600_000;
   await t.app.db.insert(clicks).values({ linkId, ts: clickTs(timestamp), workspaceId: alice.workspaceId, timestamp, device: "desktop", rule: "url" });
+  await t.app.db
+    .insert(clickRollups)
+    .values({ linkId, hour, count: 1 })
+    .onConflictDoUpdate({ target: [clickRollups.linkId, clickRollups.hour], set: { count: sql`${clickRollups.count} + 1` } });
 };
 
 describe("POST /linktrees", () => {
@@ -510,14 +516,16 @@ describe("GET /linktrees/{id}/analytics", () => {
     const page = await liveLinkBySlug(tree.slug);
     const la = await liveLinkBySlug(slugOf(a.short_url));
     const lb = await liveLinkBySlug(slugOf(b.short_url));
+    // Hours apart, so whole hours (rollups) and partial edge hours are both counted.
+    const H = 3_600_000;
     const t0 = 1_700_000_000_000;
     for (const [id, ts] of [
       [page.id, t0],
-      [page.id, t0 + 10],
-      [page.id, t0 + 20],
+      [page.id, t0 + 10 * H],
+      [page.id, t0 + 20 * H],
       [la.id, t0],
-      [la.id, t0 + 20],
-      [lb.id, t0 + 10],
+      [la.id, t0 + 20 * H],
+      [lb.id, t0 + 10 * H],
     ] as const)
       await addClick(id, ts);
 
@@ -535,7 +543,7 @@ describe("GET /linktrees/{id}/analytics", () => {
         { id: b.id, title: "B", short_url: b.short_url, active: false, count: 1 },
       ],
     });
-    const ranged = await req("GET", `/linktrees/${tree.id}/analytics?from=${t0 + 10}&to=${t0 + 20}`);
+    const ranged = await req("GET", `/linktrees/${tree.id}/analytics?from=${t0 + 10 * H}&to=${t0 + 20 * H}`);
     expect(ranged.json).toMatchObject({ views: 2, clicks: 2, items: [{ count: 1 }, { count: 1 }] });
     const point = await req("GET", `/linktrees/${tree.id}/analytics?from=${t0}&to=${t0}`);
     expect(point.json).toMatchObject({ views: 1, clicks: 1 });
