@@ -7,6 +7,7 @@ import { createLogger, type Logger } from "./lib/log";
 import { createMetrics, type Metrics } from "./lib/metrics";
 import { LruCache } from "./redirect/cache";
 import type { CachedLink } from "./redirect/lookup";
+import { startClickRecorder } from "./redirect/clicks";
 
 export const LINK_CHANNEL = "link_changed";
 
@@ -54,5 +55,6 @@ export async function createServices(config: Config, database: Database, opts: {
     },
   };
   await database.listen(LINK_CHANNEL, (slug) => linkCache.delete(slug));
+  services.clicks = startClickRecorder(services);
   return services;
 }

@@ -4,6 +4,8 @@
  */
 export class LruCache<V> {
   private map = new Map<string, V>();
+  /** Bumped by every delete/clear, so a read that raced an invalidation does not store stale data. */
+  version = 0;
   constructor(private readonly max: number) {}
   get(key: string): V | undefined {
     const v = this.map.get(key);
@@ -19,9 +21,11 @@ export class LruCache<V> {
     this.map.set(key, value);
   }
   delete(key: string): void {
+    this.version++;
     this.map.delete(key);
   }
   clear(): void {
+    this.version++;
     this.map.clear();
   }
   get size(): number {

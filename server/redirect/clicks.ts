@@ -1,3 +1,15 @@
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { clickRollups, clicks } from "../../db/schema";
+import type { EdgeInfo } from "../lib/edge";
+import { clickTs } from "../lib/ids";
+import { parseUserAgent } from "../lib/user-agent";
+import type { AppServices } from "../services";
+import { lookupGeo, NO_GEO, type GeoInfo } from "./geo";
+
+export type Rule = "ios" | "android" | "geo" | "url" | "expiration_url" | "expired_404";
+
 /** A counted visit, as stored (ClickEvent plus `rule`). */
 export type ClickRecord = {
   linkId: string;
@@ -15,12 +27,214 @@ export type ClickRecord = {
   platform: string | null;
   browser: string | null;
   referer: string | null;
-  rule: "ios" | "android" | "geo" | "url" | "expiration_url" | "expired_404";
+  rule: Rule;
+};
+
+/**
+ * A counted visit as the request path knows it: raw facts only. User-Agent details and the
+ * GeoIP lookup are worked out by the batch writer, off the request path.
+ */
+export type Visit = {
+  linkId: string;
+  workspaceId: string;
+  timestamp: number;
+  userAgent: string;
+  ip: string;
+  referer: string | null;
+  rule: Rule;
+  /** The trusted edge network's viewer facts; null with EDGE_HEADERS=none. */
+  edge: EdgeInfo | null;
+  /** Already looked up on the request path (a geo-targeted link needed the country). */
+  geo?: GeoInfo;
 };
 
 export type ClickRecorder = {
   record(click: ClickRecord): void;
+  /** Counts a visit; parsing and GeoIP happen in the batch writer. */
+  recordVisit(visit: Visit): void;
   /** Writes everything buffered; resolves when stored. */
   flush(): Promise<void>;
   close(): Promise<void>;
+  readonly buffered: number;
 };
+
+type Pending = { kind: "click"; click: ClickRecord } | { kind: "visit"; visit: Visit; ts: string };
+
+export type RecorderOptions = {
+  /** Longest a click waits in memory before it is written. */
+  intervalMs?: number;
+  /** Rows per multi-row insert; a full batch is written at once. */
+  batchSize?: number;
+  /** Memory bound: past this many waiting clicks, new ones are dropped (and counted in the log). */
+  maxBuffered?: number;
+};
+
+/** Turns a visit into a stored click: device, platform, browser and location. */
+export async function enrichVisit(v: Visit, ts: string, edgeMode: "none" | "cloudfront" | "cloudflare"): Promise<ClickRecord> {
+  const agent = parseUserAgent(v.userAgent);
+  const edge = v.edge;
+  const geo = v.geo ?? (edgeMode === "none" ? await lookupGeo(v.ip) : NO_GEO);
+  const place: GeoInfo = edge && (edge.country || edge.region || edge.timezone || edge.lat !== null) ? edge : geo;
+  // The edge knows iPadOS that reports a Mac user agent (decisions §4).
+  const platform = edge?.os === "ios" && agent.os !== "ios" ? "iOS" : edge?.os === "android" && agent.os !== "android" ? "Android" : agent.platform;
+  return {
+    linkId: v.linkId,
+    workspaceId: v.workspaceId,
+    ts,
+    timestamp: v.timestamp,
+    country: place.country,
+    region: place.region,
+    regionName: place.regionName,
+    city: place.city,
+    timezone: place.timezone,
+    lat: place.lat,
+    lng: place.lng,
+    device: edge?.device ?? agent.device,
+    platform,
+    browser: agent.browser,
+    referer: v.referer,
+    rule: v.rule,
+  };
+}
+
+const toRow = (c: ClickRecord) => ({ ...c });
+const hourOf = (ms: number) => Math.floor(ms / 3_600_000) * 3_600_000;
+
+/**
+ * Buffers counted visits and writes them in multi-row inserts, with the hourly rollups, in one
+ * transaction, every `intervalMs` or every `batchSize` rows. The request path only pushes to an
+ * array. A failed write keeps the clicks and retries; a failed write at close spools them to
+ * `DATA_DIR/click-spool`, written at the next start.
+ */
+export function startClickRecorder(app: AppServices, opts: RecorderOptions = {}): ClickRecorder {
+  const intervalMs = opts.intervalMs ?? 250;
+  const batchSize = opts.batchSize ?? 1000;
+  const maxBuffered = opts.maxBuffered ?? 200_000;
+  const spoolDir = path.join(app.config.dataDir, "click-spool");
+  let buffer: Pending[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> | undefined;
+  let failures = 0;
+  let dropped = 0;
+  let closed = false;
+  /** Spool files whose clicks are in the buffer; removed once the buffer has been written. */
+  const recovered: string[] = [];
+
+  const gauge = () => app.metrics.clicksBuffered.set(buffer.length);
+
+  const schedule = (delay = intervalMs) => {
+    if (timer || closed) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void drain().catch(() => {});
+    }, delay);
+    timer.unref();
+  };
+
+  const push = (p: Pending) => {
+    if (buffer.length >= maxBuffered) {
+      if (dropped++ % 1000 === 0) app.log.error({ dropped }, "click buffer full; dropping clicks");
+      return;
+    }
+    buffer.push(p);
+    gauge();
+    if (buffer.length >= batchSize && !writing) void drain().catch(() => {});
+    else schedule();
+  };
+
+  async function writeBatch(batch: Pending[]): Promise<void> {
+    const rows = await Promise.all(batch.map((p) => (p.kind === "click" ? p.click : enrichVisit(p.visit, p.ts, app.config.edgeHeaders))));
+    const rollups = new Map<string, { linkId: string; hour: number; count: number }>();
+    for (const r of rows) {
+      const key = `${r.linkId}|${hourOf(r.timestamp)}`;
+      const cur = rollups.get(key);
+      if (cur) cur.count++;
+      else rollups.set(key, { linkId: r.linkId, hour: hourOf(r.timestamp), count: 1 });
+    }
+    await app.db.transaction(async (tx) => {
+      await tx.insert(clicks).values(rows.map(toRow)).onConflictDoNothing();
+      await tx
+        .insert(clickRollups)
+        .values([...rollups.values()])
+        .onConflictDoUpdate({ target: [clickRollups.linkId, clickRollups.hour], set: { count: sql`${clickRollups.count} + excluded.count` } });
+    });
+    app.metrics.clicksWritten.inc(rows.length);
+  }
+
+  /** Writes batches until the buffer is empty; one writer at a time. */
+  function drain(): Promise<void> {
+    if (writing) return writing.then(() => (buffer.length ? drain() : undefined));
+    if (timer) (clearTimeout(timer), (timer = undefined));
+    writing = (async () => {
+      try {
+        while (buffer.length) {
+          const batch = buffer.slice(0, batchSize);
+          try {
+            await writeBatch(batch);
+          } catch (e) {
+            failures++;
+            app.log.warn({ err: e, failures, buffered: buffer.length }, "click write failed; will retry");
+            // Back off up to 5 s while the database is away; the clicks stay buffered.
+            schedule(Math.min(5_000, intervalMs * 2 ** Math.min(failures, 5)));
+            throw e;
+          }
+          failures = 0;
+          buffer = buffer.slice(batch.length);
+          gauge();
+        }
+        for (const f of recovered.splice(0)) rmSync(f, { force: true });
+      } finally {
+        writing = undefined;
+      }
+    })();
+    return writing;
+  }
+
+  function spool() {
+    if (!buffer.length) return;
+    mkdirSync(spoolDir, { recursive: true });
+    const file = path.join(spoolDir, `${Date.now()}-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify(buffer));
+    for (const f of recovered.splice(0)) if (f !== file) rmSync(f, { force: true });
+    app.log.warn({ file, clicks: buffer.length }, "database unavailable at stop; clicks spooled");
+    buffer = [];
+    gauge();
+  }
+
+  // Clicks spooled by an earlier stop go in first (the files stay until they are written).
+  try {
+    for (const f of readdirSync(spoolDir)) {
+      if (!f.endsWith(".json")) continue;
+      const file = path.join(spoolDir, f);
+      buffer.push(...(JSON.parse(readFileSync(file, "utf8")) as Pending[]));
+      recovered.push(file);
+    }
+    if (buffer.length) schedule(0);
+  } catch {
+    // no spool directory: nothing to recover
+  }
+
+  return {
+    record: (click) => push({ kind: "click", click }),
+    recordVisit: (visit) => push({ kind: "visit", visit, ts: clickTs(visit.timestamp) }),
+    flush: () => drain(),
+    get buffered() {
+      return buffer.length;
+    },
+    async close() {
+      if (closed) return;
+      try {
+        await drain();
+      } catch {
+        try {
+          await drain(); // one more try before giving up on the database
+        } catch {
+          spool();
+        }
+      } finally {
+        closed = true;
+        if (timer) clearTimeout(timer);
+      }
+    },
+  };
+}

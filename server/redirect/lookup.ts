@@ -23,12 +23,23 @@ export type CachedLink = {
 
 export const CACHE_TTL_MS = 60_000;
 
-/** The live (not deleted) link with this slug, through the cache. Null when there is none. */
-export async function lookupLinkBySlug(app: AppServices, slug: string): Promise<CachedLink | null> {
+/**
+ * The cached answer for a slug without touching the database: the link, null for a known miss,
+ * undefined when it must be read. Lets the hot path answer a cache hit without awaiting.
+ */
+export function peekLinkBySlug(app: AppServices, slug: string, now = Date.now()): CachedLink | null | undefined {
   const hit = app.linkCache.get(slug);
-  const now = Date.now();
   // Known misses stay cached until a create invalidates them; hits are re-read after the TTL.
   if (hit === null || (hit !== undefined && now - hit.cachedAt < CACHE_TTL_MS)) return hit;
+  return undefined;
+}
+
+/** The live (not deleted) link with this slug, through the cache. Null when there is none. */
+export async function lookupLinkBySlug(app: AppServices, slug: string): Promise<CachedLink | null> {
+  const now = Date.now();
+  const hit = peekLinkBySlug(app, slug, now);
+  if (hit !== undefined) return hit;
+  const version = app.linkCache.version;
   const [row] = await app.db
     .select({
       id: links.id,
@@ -49,6 +60,7 @@ export async function lookupLinkBySlug(app: AppServices, slug: string): Promise<
     .where(and(eq(links.slug, slug), isNull(links.deletedAt)))
     .limit(1);
   const value: CachedLink | null = row ? { ...row, targeting: row.targeting ?? null, cachedAt: now } : null;
-  app.linkCache.set(slug, value);
+  // An invalidation that arrived while we read may mean this row is already stale: don't keep it.
+  if (app.linkCache.version === version) app.linkCache.set(slug, value);
   return value;
 }

@@ -1,0 +1,66 @@
+import { BlockList, isIP } from "node:net";
+import geoip from "fast-geoip";
+
+export type GeoInfo = {
+  country: string | null;
+  region: string | null;
+  regionName: string | null;
+  city: string | null;
+  timezone: string | null;
+  lat: number | null;
+  lng: number | null;
+};
+export const NO_GEO: GeoInfo = { country: null, region: null, regionName: null, city: null, timezone: null, lat: null, lng: null };
+
+// Loopback, private, link-local, CGNAT and unique-local ranges have no place on the map.
+const local = new BlockList();
+for (const [net, bits] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.168.0.0", 16],
+] as const)
+  local.addSubnet(net, bits, "ipv4");
+for (const [net, bits] of [
+  ["::", 127],
+  ["fc00::", 7],
+  ["fe80::", 10],
+] as const)
+  local.addSubnet(net, bits, "ipv6");
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`), else the address. */
+export const unmapIp = (ip: string) => (ip.startsWith("::ffff:") && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip);
+
+export function isPublicIp(ip: string): boolean {
+  const a = unmapIp(ip);
+  const v = isIP(a);
+  if (!v) return false;
+  return !local.check(a, v === 4 ? "ipv4" : "ipv6");
+}
+
+/**
+ * Location of an address from the GeoIP database shipped in fast-geoip (on disk, no network).
+ * None for loopback and private addresses, or when the database knows nothing.
+ */
+export async function lookupGeo(ip: string): Promise<GeoInfo> {
+  const a = unmapIp(ip);
+  if (!isPublicIp(a) || isIP(a) !== 4) return NO_GEO; // the shipped database covers IPv4
+  try {
+    const r = await geoip.lookup(a);
+    if (!r || !r.country) return NO_GEO;
+    return {
+      country: r.country.toUpperCase(),
+      region: r.region || null,
+      regionName: null,
+      city: r.city || null,
+      timezone: r.timezone || null,
+      lat: Number.isFinite(r.ll?.[0]) ? r.ll[0] : null,
+      lng: Number.isFinite(r.ll?.[1]) ? r.ll[1] : null,
+    };
+  } catch {
+    return NO_GEO;
+  }
+}

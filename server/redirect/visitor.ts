@@ -1,0 +1,48 @@
+import type { IncomingMessage } from "node:http";
+import proxyaddr from "proxy-addr";
+import { readEdgeHeaders, type EdgeInfo } from "../lib/edge";
+import { parseUserAgent, type ParsedAgent } from "../lib/user-agent";
+import type { Config } from "../config";
+import { lookupGeo } from "./geo";
+
+/** The visitor as the request path sees it: only what the answer may need, cheaply. */
+export type RequestVisitor = {
+  userAgent: string;
+  agent: ParsedAgent;
+  /** Trusted edge facts (null with EDGE_HEADERS=none). */
+  edge: EdgeInfo | null;
+  /** iOS/iPadOS or Android: the edge's word first (iPadOS reports a Mac user agent), then the UA. */
+  os: "ios" | "android" | null;
+  ip: string;
+  referer: string | null;
+};
+
+/** Express's compiled `trust proxy fn`, so the fast path resolves the address exactly like `req.ip`. */
+export type TrustFn = (addr: string, i: number) => boolean;
+
+const header = (req: IncomingMessage, name: string) => {
+  const v = req.headers[name];
+  return (Array.isArray(v) ? v[0] : v) ?? "";
+};
+
+/** Reads the visitor from a request: memoised UA parse and (when trusted) the edge headers. */
+export function readVisitor(req: IncomingMessage, config: Pick<Config, "edgeHeaders">, trust: TrustFn): RequestVisitor {
+  const userAgent = header(req, "user-agent");
+  const agent = parseUserAgent(userAgent);
+  const edge = config.edgeHeaders === "none" ? null : readEdgeHeaders(req.headers, config.edgeHeaders);
+  const referer = header(req, "referer") || header(req, "referrer");
+  return {
+    userAgent,
+    agent,
+    edge,
+    os: edge?.os ?? agent.os,
+    ip: proxyaddr(req, trust),
+    referer: referer ? referer.slice(0, 2048) : null,
+  };
+}
+
+/** The visitor's country: the edge's when trusted, else the local GeoIP database's. */
+export async function visitorCountry(v: RequestVisitor, config: Pick<Config, "edgeHeaders">): Promise<string | null> {
+  if (config.edgeHeaders !== "none") return v.edge?.country ?? null;
+  return (await lookupGeo(v.ip)).country;
+}
