@@ -1,0 +1,32 @@
+import type { LoaderFunctionArgs } from "@remix-run/node";
+import { parseRange } from "../lib/analytics";
+import { fetchClicks } from "../lib/analytics.server";
+import { requireActor } from "../lib/session.server";
+
+const COLUMNS = ["timestamp_iso", "timestamp", "ts", "link_id", "country", "region", "region_name", "timezone", "lat", "lng", "device", "platform", "browser", "referer", "rule"] as const;
+
+/** RFC 4180 quoting; a leading = + - @ is neutralised so spreadsheets do not run it as a formula. */
+function cell(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  let s = String(v);
+  if (typeof v === "string" && /^[=+\-@\t\r]/.test(s)) s = "'" + s;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** The click events of the analytics page's link and range, as CSV. */
+export async function loader({ context, request }: LoaderFunctionArgs) {
+  await requireActor(context, request);
+  const sp = new URL(request.url).searchParams;
+  const linkId = sp.get("link") || null;
+  const range = parseRange(sp);
+  const { clicks } = await fetchClicks(context, request, linkId, range);
+  const rows = clicks.map((c) => {
+    const r = { ...c, timestamp_iso: new Date(c.timestamp).toISOString() } as Record<string, unknown>;
+    return COLUMNS.map((k) => cell(r[k])).join(",");
+  });
+  const body = [COLUMNS.join(","), ...rows].join("\r\n") + "\r\n";
+  const name = `clicks-${linkId ?? "workspace"}-${new Date().toISOString().slice(0, 10)}.csv`;
+  return new Response(body, {
+    headers: { "Content-Type": "text/csv; charset=utf-8", "Content-Disposition": `attachment; filename="${name}"`, "Cache-Control": "no-store" },
+  });
+}
