@@ -85,7 +85,11 @@ export function issueCode(issue: ZodIssue): ErrorCode | undefined {
 export function fromZodError(err: ZodError): AppError {
   const fields: Fields = {};
   let code: ErrorCode | undefined;
-  const add = (name: string, message: string) => (fields[name] ??= []).push(message);
+  const add = (name: string, message: string) => {
+    // Own members only: a body key named `constructor` or `__proto__` must not reach Object.prototype.
+    if (!Object.hasOwn(fields, name)) Object.defineProperty(fields, name, { value: [], enumerable: true, writable: true, configurable: true });
+    fields[name].push(message);
+  };
   for (const issue of err.issues) {
     if (issue.code === "unrecognized_keys") {
       const parent = issue.path.length ? issue.path.join(".") + "." : "";
