@@ -14,7 +14,7 @@ export const createReportInput = z
       .max(2000, "at most 2000 characters")
       .superRefine((v, ctx) => {
         // The host is checked against the redirect domain in the service; here only the shape.
-        if (slugFromReportedUrl(v, null) === null) {
+        if (v.length <= 2000 && slugFromReportedUrl(v, null) === null) {
           ctx.addIssue({ code: "custom", message: "must be a short link on the redirect domain, or its slug", params: { code: "NOT_A_SHORT_LINK" } });
         }
       }),
