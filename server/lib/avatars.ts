@@ -1,0 +1,40 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import sharp from "sharp";
+import { AppError } from "../http/errors";
+import { randomString } from "./ids";
+
+export const AVATAR_MAX_BYTES = 2 * 1024 * 1024;
+export const AVATAR_SIZE = 256;
+const ACCEPTED = new Set(["png", "jpeg", "webp"]);
+/** Stored names are ours alone: random, lower-case, one extension. */
+export const AVATAR_NAME_RE = /^[0-9a-z]{24}\.webp$/;
+
+export const uploadsDir = (dataDir: string) => path.join(dataDir, "uploads");
+export const avatarPath = (dataDir: string, name: string) => path.join(uploadsDir(dataDir), "avatars", name);
+
+const invalid = (message: string) => new AppError("VALIDATION_FAILED", { fields: { avatar: [message] } });
+
+/**
+ * Checks an uploaded image by its content (not its name or declared type), squares it to
+ * 256×256 WebP (dropping metadata such as GPS), and stores it under DATA_DIR/uploads/avatars.
+ * Returns the stored file name.
+ */
+export async function storeAvatar(dataDir: string, bytes: Uint8Array): Promise<string> {
+  if (bytes.byteLength === 0) throw invalid("choose an image file");
+  if (bytes.byteLength > AVATAR_MAX_BYTES) throw invalid("must be at most 2 MB");
+  let meta: sharp.Metadata;
+  try {
+    meta = await sharp(bytes).metadata();
+  } catch {
+    throw invalid("must be a PNG, JPEG or WebP image");
+  }
+  if (!meta.format || !ACCEPTED.has(meta.format)) throw invalid("must be a PNG, JPEG or WebP image");
+  // Decompression bombs: refuse absurd dimensions before decoding.
+  if ((meta.width ?? 0) * (meta.height ?? 0) > 50_000_000) throw invalid("image dimensions are too large");
+  const out = await sharp(bytes, { limitInputPixels: 50_000_000 }).rotate().resize(AVATAR_SIZE, AVATAR_SIZE, { fit: "cover" }).webp({ quality: 85 }).toBuffer();
+  const name = `${randomString(24, "0123456789abcdefghijklmnopqrstuvwxyz")}.webp`;
+  await mkdir(path.dirname(avatarPath(dataDir, name)), { recursive: true });
+  await writeFile(avatarPath(dataDir, name), out);
+  return name;
+}
