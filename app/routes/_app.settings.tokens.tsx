@@ -1,0 +1,113 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
+import { Form, useActionData, useLoaderData } from "@remix-run/react";
+import { CopyButton, Field, fieldErrors, FormAlert, Success } from "../components/ui";
+import { attempt, load } from "../lib/errors.server";
+import { formatDateTime } from "../lib/format";
+import type { FormError } from "../lib/messages";
+import { requireActor } from "../lib/session.server";
+
+export async function loader({ context, request }: LoaderFunctionArgs) {
+  const actor = await requireActor(context, request);
+  const { tokens } = await load(request, () => context.caller.token.list());
+  return { tokens, plan: actor.plan };
+}
+
+type ActionData = { intent: string; error?: FormError; created?: { token: string; name: string }; ok?: string };
+
+export async function action({ context, request }: ActionFunctionArgs): Promise<ActionData> {
+  await requireActor(context, request);
+  const form = await request.formData();
+  const intent = String(form.get("intent") ?? "");
+  if (intent === "revoke") {
+    const r = await attempt(request, () => context.caller.token.revoke({ id: String(form.get("id") ?? "") }));
+    return r.ok ? { intent, ok: "Token revoked. It stops working at once." } : { intent, error: r.error };
+  }
+  const r = await attempt(request, () => context.caller.token.create({ name: String(form.get("name") ?? "") }));
+  // The value exists only in this answer: it is shown once and never stored in clear.
+  return r.ok ? { intent: "create", created: { token: r.value.token, name: r.value.record.name } } : { intent: "create", error: r.error };
+}
+
+export default function Tokens() {
+  const { tokens, plan } = useLoaderData<typeof loader>();
+  const data = useActionData<typeof action>();
+  const live = tokens.filter((t) => !t.revoked_at);
+  const atLimit = plan === "free" && live.length >= 1;
+  return (
+    <div className="space-y-6">
+      {data?.created ? (
+        <div role="status" className="alert-success space-y-2">
+          <p className="font-medium">Token “{data.created.name}” created. Copy it now: it will not be shown again.</p>
+          <div className="flex flex-wrap items-center gap-2">
+            <code className="break-all rounded bg-white px-2 py-1 font-mono text-sm text-slate-900 dark:bg-slate-900 dark:text-slate-100" data-testid="new-token">
+              {data.created.token}
+            </code>
+            <CopyButton value={data.created.token} label="Copy token" />
+          </div>
+          <p className="text-xs">Use it as <code>Authorization: Bearer {data.created.token.slice(0, 8)}…</code></p>
+        </div>
+      ) : null}
+      {data?.ok ? <Success>{data.ok}</Success> : null}
+      <Form method="post" className="card space-y-4" aria-labelledby="h-new-token">
+        <h2 id="h-new-token" className="text-lg font-semibold">
+          New API token
+        </h2>
+        <p className="text-sm text-slate-600 dark:text-slate-400">Tokens are for scripts and servers. They can manage links, linktrees and analytics, but not your account.</p>
+        {plan === "free" ? (
+          <p className="alert-info" data-testid="plan-rule">
+            The free plan allows <strong>one live token</strong>. {atLimit ? "You have one, so revoke it first to create a new one (rotate = revoke, then create)." : "Revoking a token frees the slot."}
+          </p>
+        ) : null}
+        <FormAlert error={data?.intent === "create" ? data.error : null} />
+        <Field label="Name" name="name" required maxLength={100} placeholder="CI deploy" errors={fieldErrors(data?.intent === "create" ? data.error : null, "name")} />
+        <button type="submit" name="intent" value="create" className="btn-primary" disabled={atLimit}>
+          Create token
+        </button>
+      </Form>
+      <section className="card overflow-x-auto" aria-labelledby="h-tokens">
+        <h2 id="h-tokens" className="mb-3 text-lg font-semibold">
+          Your tokens
+        </h2>
+        <FormAlert error={data?.intent === "revoke" ? data.error : null} />
+        {tokens.length === 0 ? (
+          <p className="text-sm text-slate-600 dark:text-slate-400">No tokens yet.</p>
+        ) : (
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Token</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span className="sr-only">State</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.map((t) => (
+                <tr key={t.id} data-testid="token-row">
+                  <td className="font-medium">{t.name}</td>
+                  <td className="font-mono">{t.prefix}…</td>
+                  <td className="whitespace-nowrap">{formatDateTime(t.created_at)}</td>
+                  <td className="whitespace-nowrap">{t.last_used_at ? formatDateTime(t.last_used_at) : "never"}</td>
+                  <td>
+                    {t.revoked_at ? (
+                      <span className="badge">revoked {formatDateTime(t.revoked_at)}</span>
+                    ) : (
+                      <Form method="post">
+                        <input type="hidden" name="id" value={t.id} />
+                        <button type="submit" name="intent" value="revoke" className="btn-secondary" aria-label={`Revoke ${t.name}`}>
+                          Revoke
+                        </button>
+                      </Form>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </div>
+  );
+}
