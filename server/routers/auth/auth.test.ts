@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emailCodes, users, workspaces } from "../../../db/schema";
-import { createTestServer, freePort, http, type TestServer } from "../../test/harness";
+import { createTestApp, createTestServer, freePort, http, type TestServer } from "../../test/harness";
 import { latestCode, outbox, sessionCookieOf, signIn, uniqueEmail } from "./sign-in.test-helper";
 
 let t: TestServer;
@@ -82,6 +82,15 @@ describe("sign-in by e-mail code", () => {
     const again = await verify(email, code);
     expect(again.status).toBe(400);
     expect(again.json).toEqual({ error: "INVALID_CODE", fields: { code: expect.any(Array) } });
+  });
+
+  it("accepts a code once only even for two verifies at the same moment", async () => {
+    const email = uniqueEmail();
+    await start(email);
+    const code = latestCode(t, email);
+    const results = await Promise.all([verify(email, code), verify(email, code), verify(email, code)]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400]);
+    expect(await t.app.db.select().from(users).where(eq(users.email, email))).toHaveLength(1);
   });
 
   it("refuses a wrong code with 400 INVALID_CODE and fields.code", async () => {
@@ -190,6 +199,20 @@ describe("sign-in by e-mail code", () => {
   it("is not part of the public API document", async () => {
     const doc = (await http(`${t.api}/openapi.json`)).json;
     expect(Object.keys(doc.paths).filter((p) => p.startsWith("/auth"))).toEqual([]);
+  });
+});
+
+describe("the session cookie", () => {
+  it("is Secure when APP_URL is https", async () => {
+    const secure = await createTestApp({ APP_URL: "https://app.example", REDIRECT_URL: "https://go.example" });
+    try {
+      const cookie = secure.app.lucia.createSessionCookie("abc").serialize();
+      expect(cookie).toMatch(/; Secure/);
+      expect(cookie).toMatch(/HttpOnly/);
+      expect(cookie).toMatch(/SameSite=Lax/);
+    } finally {
+      await secure.close();
+    }
   });
 });
 
