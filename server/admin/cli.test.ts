@@ -17,7 +17,7 @@ function cli(args: string[], env: Record<string, string | undefined>): Promise<R
   const childEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
   return new Promise((resolve) => {
-    execFile(tsx, ["server/cli.ts", ...args], { cwd: root, env: childEnv, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(tsx, ["server/cli.ts", ...args], { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: 60_000 }, (err, stdout, stderr) => {
       let json: unknown;
       try {
         json = JSON.parse(stdout || stderr);
