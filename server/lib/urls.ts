@@ -18,10 +18,13 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
+/** A host without case or the root label's trailing dot (`go.test.` resolves like `go.test`). */
+const sameHost = (host: string) => host.toLowerCase().replace(/\.(?=(:\d+)?$)/, "");
+
 /** True when the URL points at the redirect domain itself (a loop). */
 export function isOnHost(value: string, host: string): boolean {
   try {
-    return new URL(value).host.toLowerCase() === host.toLowerCase();
+    return sameHost(new URL(value).host) === sameHost(host);
   } catch {
     return false;
   }
