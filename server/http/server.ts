@@ -6,6 +6,7 @@ import { createApiRouter, securityHeaders } from "./app";
 import { createAdminEndpoint } from "../admin/endpoint";
 import { createRemixHandler } from "./remix";
 import { createRedirectApp } from "../redirect/adapter";
+import { createLinktreePageHandler } from "../redirect/linktree-page";
 import { sendError } from "./rest";
 import { AppError } from "./errors";
 
@@ -42,7 +43,8 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   if (opts.remix !== false) web.use(await createRemixHandler(app));
   else web.use((_q, s) => s.status(404).type("text").send("Not found"));
 
-  const redirect = createRedirectApp(app);
+  // Linktree pages are rendered by a Remix route, so they exist only when Remix is on.
+  const redirect = createRedirectApp(app, { linktreePage: opts.remix !== false ? await createLinktreePageHandler(app) : undefined });
 
   const origins: Origin[] = [
     { kind: "api", url: config.apiUrl, handler: api, prefix: config.apiUrl.pathname.replace(/\/+$/, "") },
