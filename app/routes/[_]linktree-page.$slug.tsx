@@ -38,7 +38,7 @@ a.item:focus-visible{outline:3px solid var(--focus);outline-offset:3px}
 `.trim();
 
 // No scripts at all; the one inline style is allowed by its hash.
-const CSP = `default-src 'none'; style-src 'sha256-${createHash("sha256").update(STYLE).digest("base64")}'; img-src http: https:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+const CSP = `default-src 'none'; style-src 'sha256-${createHash("sha256").update(STYLE).digest("base64")}'; img-src http: https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 function headers(): Headers {
   return new Headers({
@@ -58,6 +58,8 @@ function Document({ title, head, children }: { title: string; head?: React.React
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{title}</title>
+        {/* No favicon request: the redirect host has none, and every path there is a slug. */}
+        <link rel="icon" href="data:," />
         {head}
         <style dangerouslySetInnerHTML={{ __html: STYLE }} />
       </head>

@@ -46,6 +46,7 @@ export const linktreeRouter = router({
     .meta({
       ...api("POST", "/linktrees", "Create a linktree", "Reserves the slug in the namespace shared with links and creates the page's own link record. The new linktree is unpublished. A taken slug answers 409 SLUG_ALREADY_IN_USE."),
       successStatus: 201,
+      errors: [409],
     })
     .input(createLinktreeInput)
     .output(linktreeOutput)
@@ -58,7 +59,10 @@ export const linktreeRouter = router({
     .query(({ ctx, input }) => getLinktree(ctx.app, ctx.actor, input.id)),
 
   update: authedProcedure
-    .meta(api("PATCH", "/linktrees/{id}", "Update a linktree", "At least one member. Renaming the slug moves the reservation (409 SLUG_ALREADY_IN_USE when taken); `published` switches the public page on and off."))
+    .meta({
+      ...api("PATCH", "/linktrees/{id}", "Update a linktree", "At least one member. Renaming the slug moves the reservation (409 SLUG_ALREADY_IN_USE when taken); `published` switches the public page on and off."),
+      errors: [409],
+    })
     .input(updateLinktreeInput)
     .output(linktreeOutput)
     .mutation(({ ctx, input }) => updateLinktree(ctx.app, ctx.actor, input)),
