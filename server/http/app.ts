@@ -88,5 +88,9 @@ export const securityHeaders = () => [
     },
     // HSTS only means something on https; helmet sends it regardless, so the server strips it on http.
     crossOriginEmbedderPolicy: false,
+    // helmet's default "no-referrer" makes Chromium send `Origin: null` on form posts, and Remix
+    // refuses actions whose Origin does not match the host: same-origin keeps forms working without
+    // JavaScript and still sends no referrer to other sites.
+    referrerPolicy: { policy: "same-origin" },
   }),
 ];
