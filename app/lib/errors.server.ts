@@ -2,10 +2,27 @@ import { redirect } from "@remix-run/node";
 import { toPublicError } from "../../server/http/errors";
 import { messageFor, type FormError } from "./messages";
 
+/**
+ * The public `{status, body}` of an error. The Remix build bundles its own copy of
+ * server/http/errors.ts, while the load context's caller throws the server's AppError class, so
+ * `instanceof AppError` fails across the two: recognise it by shape first.
+ */
+function publicError(e: unknown): { status: number; body: { error: string; fields?: Record<string, string[]> } } {
+  let cur: unknown = e;
+  for (let i = 0; i < 5 && cur && typeof cur === "object"; i++) {
+    const c = cur as { publicCode?: unknown; status?: unknown; fields?: Record<string, string[]>; cause?: unknown };
+    if (typeof c.publicCode === "string" && typeof c.status === "number") {
+      return { status: c.status, body: c.status === 400 ? { error: c.publicCode, fields: c.fields ?? {} } : { error: c.publicCode } };
+    }
+    cur = c.cause;
+  }
+  return toPublicError(e);
+}
+
 /** Maps anything a procedure throws to `{error, message, fields}` for the form that caused it. */
 export function formError(e: unknown): FormError {
   if (e instanceof Response) throw e; // redirects thrown by guards pass through
-  const pub = toPublicError(e);
+  const pub = publicError(e);
   if (pub.status >= 500) console.error(e);
   return { error: pub.body.error, message: messageFor(pub.body.error), fields: pub.body.fields ?? {} };
 }
@@ -36,7 +53,7 @@ export async function load<T>(request: Request, fn: () => Promise<T>): Promise<T
     return await fn();
   } catch (e) {
     if (e instanceof Response) throw e;
-    const pub = toPublicError(e);
+    const pub = publicError(e);
     if (pub.body.error === "UNAUTHORIZED") throw toSignIn(request);
     if (pub.status >= 500) console.error(e);
     throw new Response(messageFor(pub.body.error), { status: pub.status });

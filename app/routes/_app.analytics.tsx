@@ -5,7 +5,8 @@ import { PageHeader } from "../components/ui";
 import { parseRange, PRESETS, summarise, type Breakdown } from "../lib/analytics";
 import { fetchClicks } from "../lib/analytics.server";
 import { load } from "../lib/errors.server";
-import { countryName, formatDateTime, formatNumber } from "../lib/format";
+import { formatDateTime, formatNumber } from "../lib/format";
+import { useCountryName } from "../lib/hydrated";
 import { requireActor } from "../lib/session.server";
 
 export const meta: MetaFunction = () => [{ title: "Analytics · Links" }];
@@ -35,6 +36,7 @@ const TITLES: Record<string, string> = { country: "Countries", device: "Devices"
 export default function Analytics() {
   const d = useLoaderData<typeof loader>();
   const submit = useSubmit();
+  const countryName = useCountryName();
   return (
     <>
       <PageHeader title={d.link ? `Analytics · ${d.link.slug}` : "Analytics"} subtitle={d.link ? <a href={d.link.short_url}>{d.link.short_url}</a> : "All short links of your workspace."}>

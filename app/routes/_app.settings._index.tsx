@@ -5,7 +5,7 @@ import { Field, fieldErrors, FormAlert, Success } from "../components/ui";
 import { attempt, fieldError, formError, load } from "../lib/errors.server";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
-import { AVATAR_MAX_BYTES, storeAvatar } from "../../server/lib/avatars";
+import { AVATAR_MAX_BYTES, storeAvatar } from "../lib/avatars.server";
 
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);

@@ -3,7 +3,8 @@ import { redirect } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { FormAlert, Success } from "../components/ui";
 import { attempt, load } from "../lib/errors.server";
-import { countryName, formatDateTime } from "../lib/format";
+import { formatDateTime } from "../lib/format";
+import { useCountryName } from "../lib/hydrated";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
 
@@ -23,12 +24,13 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
   return { ok: "Session ended. That browser is signed out." };
 }
 
-const place = (s: { city: string | null; region_name: string | null; country: string | null }) =>
+const place = (s: { city: string | null; region_name: string | null; country: string | null }, countryName: (c: string) => string) =>
   [s.city, s.region_name, s.country ? countryName(s.country) : null].filter(Boolean).join(", ") || "Unknown place";
 
 export default function Sessions() {
   const { sessions } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
+  const countryName = useCountryName();
   return (
     <section className="card space-y-4" aria-labelledby="h-sessions">
       <h2 id="h-sessions" className="text-lg font-semibold">
@@ -45,7 +47,7 @@ export default function Sessions() {
                 {s.current ? <span className="badge">this browser</span> : null}
               </p>
               <p className="text-sm text-slate-600 dark:text-slate-400">
-                {place(s)} · signed in {formatDateTime(s.created_at)} · expires {formatDateTime(s.expires_at)}
+                {place(s, countryName)} · signed in {formatDateTime(s.created_at)} · expires {formatDateTime(s.expires_at)}
               </p>
             </div>
             <Form method="post">

@@ -1,5 +1,5 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { AVATAR_NAME_RE, avatarPath } from "../../server/lib/avatars";
+import { AVATAR_NAME_RE, avatarPath } from "../lib/avatars.server";
 import { fileResponse } from "../lib/static.server";
 
 /** Serves stored avatars. Names are random and never reused, so they can be cached for good. */
