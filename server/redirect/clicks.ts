@@ -65,7 +65,10 @@ export type RecorderOptions = {
   intervalMs?: number;
   /** Rows per multi-row insert; a full batch is written at once. */
   batchSize?: number;
-  /** Memory bound: past this many waiting clicks, new ones are dropped (and counted in the log). */
+  /**
+   * Memory bound: past this many waiting clicks (the database is away), the waiting ones spill
+   * to `DATA_DIR/click-spool` and are read back, a file at a time, once writes succeed again.
+   */
   maxBuffered?: number;
 };
 
@@ -103,24 +106,62 @@ const hourOf = (ms: number) => Math.floor(ms / 3_600_000) * 3_600_000;
 /**
  * Buffers counted visits and writes them in multi-row inserts, with the hourly rollups, in one
  * transaction, every `intervalMs` or every `batchSize` rows. The request path only pushes to an
- * array. A failed write keeps the clicks and retries; a failed write at close spools them to
- * `DATA_DIR/click-spool`, written at the next start.
+ * array. A failed write keeps the clicks and retries; beyond the memory bound they spill to
+ * `DATA_DIR/click-spool`; a failed write at close spools them there too, written at the next start.
  */
 export function startClickRecorder(app: AppServices, opts: RecorderOptions = {}): ClickRecorder {
   const intervalMs = opts.intervalMs ?? 250;
   const batchSize = opts.batchSize ?? 1000;
-  const maxBuffered = opts.maxBuffered ?? 200_000;
+  const maxBuffered = opts.maxBuffered ?? app.config.clickBufferMax ?? 200_000;
   const spoolDir = path.join(app.config.dataDir, "click-spool");
   let buffer: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> | undefined;
   let failures = 0;
-  let dropped = 0;
   let closed = false;
+  /** Clicks of the batch being written: they stay at the head of the buffer until it is stored. */
+  let inFlight = 0;
   /** Spool files whose clicks are in the buffer; removed once the buffer has been written. */
   const recovered: string[] = [];
+  /** Spool files not read back yet, oldest first, with their click counts. */
+  const spilled: { file: string; count: number }[] = [];
+  let spilledClicks = 0;
+  let spoolSeq = 0;
 
-  const gauge = () => app.metrics.clicksBuffered.set(buffer.length);
+  const gauge = () => app.metrics.clicksBuffered.set(buffer.length + spilledClicks);
+
+  /** Writes clicks to a new spool file (fsynced by writeFileSync's close; one JSON array). */
+  const writeSpool = (items: Pending[]): string => {
+    mkdirSync(spoolDir, { recursive: true });
+    const file = path.join(spoolDir, `${Date.now()}-${process.pid}-${spoolSeq++}.json`);
+    writeFileSync(file, JSON.stringify(items));
+    return file;
+  };
+
+  /** Memory bound reached: everything not being written right now goes to disk. */
+  const spill = () => {
+    const out = buffer.slice(inFlight);
+    if (!out.length) return;
+    const file = writeSpool(out);
+    spilled.push({ file, count: out.length });
+    spilledClicks += out.length;
+    buffer = buffer.slice(0, inFlight);
+    // Recovered clicks are now in the new file (or in the batch being written): drop the old copies.
+    for (const f of recovered.splice(0)) rmSync(f, { force: true });
+    app.log.warn({ file, clicks: out.length, spilledClicks }, "click buffer full; clicks spilled to disk");
+  };
+
+  /** Reads the oldest spilled file back into the (empty) buffer. */
+  const readBack = () => {
+    const next = spilled.shift()!;
+    spilledClicks -= next.count;
+    try {
+      buffer.push(...(JSON.parse(readFileSync(next.file, "utf8")) as Pending[]));
+      recovered.push(next.file);
+    } catch (e) {
+      app.log.error({ err: e, file: next.file }, "unreadable click spool file; kept for inspection");
+    }
+  };
 
   const schedule = (delay = intervalMs) => {
     if (timer || closed) return;
@@ -132,10 +173,7 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
   };
 
   const push = (p: Pending) => {
-    if (buffer.length >= maxBuffered) {
-      if (dropped++ % 1000 === 0) app.log.error({ dropped }, "click buffer full; dropping clicks");
-      return;
-    }
+    if (buffer.length >= maxBuffered) spill();
     buffer.push(p);
     gauge();
     if (buffer.length >= batchSize && !writing) void drain().catch(() => {});
@@ -161,55 +199,55 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
     app.metrics.clicksWritten.inc(rows.length);
   }
 
+  async function writeAll(): Promise<void> {
+    while (buffer.length || spilled.length) {
+      if (!buffer.length) readBack();
+      if (!buffer.length) continue;
+      const batch = buffer.slice(0, batchSize);
+      inFlight = batch.length;
+      try {
+        await writeBatch(batch);
+      } catch (e) {
+        failures++;
+        app.log.warn({ err: e, failures, buffered: buffer.length, spilledClicks }, "click write failed; will retry");
+        // Back off up to 5 s while the database is away; the clicks stay buffered.
+        schedule(Math.min(5_000, intervalMs * 2 ** Math.min(failures, 5)));
+        throw e;
+      } finally {
+        inFlight = 0;
+      }
+      failures = 0;
+      buffer = buffer.slice(batch.length);
+      gauge();
+    }
+    for (const f of recovered.splice(0)) rmSync(f, { force: true });
+  }
+
   /** Writes batches until the buffer is empty; one writer at a time. */
   function drain(): Promise<void> {
-    if (writing) return writing.then(() => (buffer.length ? drain() : undefined));
+    // A write is running: when it ends, write what is left (including what came meanwhile).
+    if (writing) return writing.then(() => drain());
     if (timer) (clearTimeout(timer), (timer = undefined));
-    writing = (async () => {
-      try {
-        while (buffer.length) {
-          const batch = buffer.slice(0, batchSize);
-          try {
-            await writeBatch(batch);
-          } catch (e) {
-            failures++;
-            app.log.warn({ err: e, failures, buffered: buffer.length }, "click write failed; will retry");
-            // Back off up to 5 s while the database is away; the clicks stay buffered.
-            schedule(Math.min(5_000, intervalMs * 2 ** Math.min(failures, 5)));
-            throw e;
-          }
-          failures = 0;
-          buffer = buffer.slice(batch.length);
-          gauge();
-        }
-        for (const f of recovered.splice(0)) rmSync(f, { force: true });
-      } finally {
-        writing = undefined;
-      }
-    })();
+    // `finally` runs after this assignment, even when there is nothing to write.
+    writing = writeAll().finally(() => {
+      writing = undefined;
+    });
     return writing;
   }
 
   function spool() {
     if (!buffer.length) return;
-    mkdirSync(spoolDir, { recursive: true });
-    const file = path.join(spoolDir, `${Date.now()}-${process.pid}.json`);
-    writeFileSync(file, JSON.stringify(buffer));
+    const file = writeSpool(buffer);
     for (const f of recovered.splice(0)) if (f !== file) rmSync(f, { force: true });
     app.log.warn({ file, clicks: buffer.length }, "database unavailable at stop; clicks spooled");
     buffer = [];
     gauge();
   }
 
-  // Clicks spooled by an earlier stop go in first (the files stay until they are written).
+  // Clicks spooled by an earlier stop go in first, a file at a time (each stays until written).
   try {
-    for (const f of readdirSync(spoolDir)) {
-      if (!f.endsWith(".json")) continue;
-      const file = path.join(spoolDir, f);
-      buffer.push(...(JSON.parse(readFileSync(file, "utf8")) as Pending[]));
-      recovered.push(file);
-    }
-    if (buffer.length) schedule(0);
+    for (const f of readdirSync(spoolDir).sort()) if (f.endsWith(".json")) spilled.push({ file: path.join(spoolDir, f), count: 0 });
+    if (spilled.length) schedule(0);
   } catch {
     // no spool directory: nothing to recover
   }
@@ -219,7 +257,7 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
     recordVisit: (visit) => push({ kind: "visit", visit, ts: clickTs(visit.timestamp) }),
     flush: () => drain(),
     get buffered() {
-      return buffer.length;
+      return buffer.length + spilledClicks;
     },
     async close() {
       if (closed) return;
