@@ -41,6 +41,8 @@ const envSchema = z.object({
       return z.NEVER;
     }),
   SESSION_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Clicks held in memory while the database is away; beyond, they spill to DATA_DIR/click-spool. */
+  CLICK_BUFFER_MAX: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").default(100_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().default("development"),
 });
@@ -60,6 +62,8 @@ export type Config = Readonly<{
   sessionSecret: string;
   logLevel: string;
   production: boolean;
+  /** Memory bound of the click buffer (CLICK_BUFFER_MAX). */
+  clickBufferMax?: number;
 }>;
 
 export class ConfigError extends Error {}
@@ -90,6 +94,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     trustProxy: e.TRUST_PROXY,
     sessionSecret: e.SESSION_SECRET ?? loadOrCreateSecret(dataDir),
     logLevel: e.LOG_LEVEL,
+    clickBufferMax: e.CLICK_BUFFER_MAX,
     production: e.NODE_ENV === "production",
   });
 }
