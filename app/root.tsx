@@ -59,7 +59,7 @@ function Header({ viewer }: { viewer: Viewer | null }) {
     <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
       <div className="mx-auto flex max-w-6xl flex-wrap items-center gap-x-4 gap-y-2 px-4 py-3">
         <Link to={viewer ? "/links" : "/"} className="mr-2 text-lg font-bold text-slate-900 no-underline dark:text-white">
-          <span aria-hidden="true">🔗</span> Links
+          <img src="/favicon.svg" alt="" width={24} height={24} className="mr-1 inline-block h-6 w-6 align-[-5px]" /> Links
         </Link>
         <nav aria-label="Main" className="flex flex-1 flex-wrap items-center gap-1">
           {viewer ? (

@@ -44,6 +44,8 @@ describe("dashboard in Chromium", () => {
     const short = await anon.getByTestId("short-url").textContent();
     expect(short).toMatch(new RegExp(`^${server.redirectUrl}/[0-9a-z]{4}$`));
     await shot(anon, "01-landing-360px");
+    await anon.emulateMedia({ colorScheme: "dark" });
+    await shot(anon, "01b-landing-360px-dark");
     expect(anon.problems).toEqual([]);
   });
 
