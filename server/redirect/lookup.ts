@@ -40,7 +40,25 @@ export async function lookupLinkBySlug(app: AppServices, slug: string): Promise<
   const hit = peekLinkBySlug(app, slug, now);
   if (hit !== undefined) return hit;
   const version = app.linkCache.version;
-  const [row] = await app.db
+  let rows;
+  try {
+    rows = await readLink(app, slug);
+  } catch (e) {
+    // Database away: the expired snapshot is the best answer there is (issue 8: cached links
+    // keep redirecting during an outage); invalidations still drop it.
+    const stale = app.linkCache.get(slug);
+    if (stale) return stale;
+    throw e;
+  }
+  const [row] = rows;
+  const value: CachedLink | null = row ? { ...row, targeting: row.targeting ?? null, cachedAt: now } : null;
+  // An invalidation that arrived while we read may mean this row is already stale: don't keep it.
+  if (app.linkCache.version === version) app.linkCache.set(slug, value);
+  return value;
+}
+
+function readLink(app: AppServices, slug: string) {
+  return app.db
     .select({
       id: links.id,
       workspaceId: links.workspaceId,
@@ -59,8 +77,4 @@ export async function lookupLinkBySlug(app: AppServices, slug: string): Promise<
     .from(links)
     .where(and(eq(links.slug, slug), isNull(links.deletedAt)))
     .limit(1);
-  const value: CachedLink | null = row ? { ...row, targeting: row.targeting ?? null, cachedAt: now } : null;
-  // An invalidation that arrived while we read may mean this row is already stale: don't keep it.
-  if (app.linkCache.version === version) app.linkCache.set(slug, value);
-  return value;
 }

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../../../db/client";
+import { lookupLinkBySlug } from "../../redirect/lookup";
+import type { AppServices } from "../../services";
+import { createTestApp, type TestApp } from "../harness";
+
+/** Issue 8.3: cached links keep redirecting while the database is away, even past the cache TTL. */
+let t: TestApp;
+beforeAll(async () => void (t = await createTestApp()));
+afterAll(() => t.close());
+
+const withDatabaseDown = (app: AppServices): AppServices => {
+  const db = new Proxy(app.db, {
+    get(target, prop, receiver) {
+      if (prop === "select") return () => ({ from: () => ({ where: () => ({ limit: () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })) }) }) });
+      return Reflect.get(target, prop, receiver);
+    },
+  }) as Db;
+  return { ...app, db };
+};
+
+describe("link lookup during a database outage", () => {
+  it("an expired cache entry is served when the database cannot be read", async () => {
+    const u = await t.user();
+    const link = await t.caller(u.auth).link.create({ url: "https://example.com/stale" });
+    const fresh = await lookupLinkBySlug(t.app, link.slug);
+    expect(fresh?.url).toBe("https://example.com/stale");
+    fresh!.cachedAt = 0; // past the TTL: a normal lookup re-reads it
+    const down = withDatabaseDown(t.app);
+    expect((await lookupLinkBySlug(down, link.slug))?.url).toBe("https://example.com/stale");
+  });
+
+  it("a slug that was never cached still fails (the caller answers 503)", async () => {
+    await expect(lookupLinkBySlug(withDatabaseDown(t.app), "never-cached")).rejects.toMatchObject({ code: "ECONNREFUSED" });
+  });
+});
