@@ -34,9 +34,9 @@ const detail = async (treeId: string) => {
   expect(r.status).toBe(200);
   return r.json;
 };
-/** Test names: long repeated values shortened to "x×101". */
+/** Test cases named by their body, long repeated values shortened to "x×101"; the body moves last. */
 const named = <T extends unknown[]>(cases: [Record<string, unknown>, ...T][]) =>
-  cases.map(([body, ...rest]) => [JSON.stringify(body).replace(/(.)\1{19,}/g, (m: string, c: string) => `${c}×${m.length}`), body, ...rest] as [string, Record<string, unknown>, ...T]);
+  cases.map(([body, ...rest]) => [JSON.stringify(body).replace(/(.)\1{19,}/g, (m: string, c: string) => `${c}×${m.length}`), ...rest, body] as [string, ...T, Record<string, unknown>]);
 const slugOf = (shortUrl: string) => new URL(shortUrl).pathname.slice(1);
 const liveLinkBySlug = async (slug: string) => (await t.app.db.select().from(links).where(eq(links.slug, slug)))[0];
 /** A stored click with its hourly rollup, as the click recorder writes them. */
@@ -90,7 +90,7 @@ describe("POST /linktrees", () => {
     [{ avatar_url: "not a url" }, "VALIDATION_FAILED", "avatar_url"],
     [{ published: true }, "VALIDATION_FAILED", "published"],
     [{ color: "red" }, "VALIDATION_FAILED", "color"],
-  ] as [Record<string, unknown>, string, string][]))("rejects %s with 400 %s naming the field", async (_name, extra, code, field) => {
+  ] as [Record<string, unknown>, string, string][]))("rejects %s with 400 %s naming the field", async (_name, code, field, extra) => {
     const r = await req("POST", "/linktrees", { slug: uniqueSlug(), title: "T", ...extra });
     expect(r.status).toBe(400);
     expect(r.json.error).toBe(code);
@@ -132,6 +132,13 @@ describe("POST /linktrees", () => {
     const l = await req("POST", "/links", { url: "https://example.com/", slug: tree.slug }, bob.auth);
     expect(l.status).toBe(409);
     expect(l.json.error).toBe("LINK_ID_ALREADY_IN_USE");
+  });
+
+  it("two concurrent creates of one slug: one 201, one 409", async () => {
+    const slug = uniqueSlug("race");
+    const [a, b] = await Promise.all([req("POST", "/linktrees", { slug, title: "A" }), req("POST", "/linktrees", { slug, title: "B" }, bob.auth)]);
+    expect([a.status, b.status].sort()).toEqual([201, 409]);
+    expect((a.status === 409 ? a : b).json).toEqual({ error: "SLUG_ALREADY_IN_USE" });
   });
 
   it("stores nothing when the slug is taken", async () => {
@@ -247,7 +254,7 @@ describe("PATCH /linktrees/{id}", () => {
     [{ published: "true" }, "VALIDATION_FAILED", "published"],
     [{ published: 1 }, "VALIDATION_FAILED", "published"],
     [{ items: [] }, "VALIDATION_FAILED", "items"],
-  ] as [Record<string, unknown>, string, string][]))("rejects %s with 400 %s naming the field", async (_name, body, code, field) => {
+  ] as [Record<string, unknown>, string, string][]))("rejects %s with 400 %s naming the field", async (_name, code, field, body) => {
     const tree = await newTree();
     const r = await req("PATCH", `/linktrees/${tree.id}`, body);
     expect(r.status).toBe(400);
@@ -358,7 +365,7 @@ describe("POST /linktrees/{id}/items", () => {
     [{ position: "1" }, "position"],
     [{ active: false }, "active"],
     [{ extra: 1 }, "extra"],
-  ] as [Record<string, unknown>, string][]))("rejects %s with 400 naming the field and stores nothing", async (_name, extra, field) => {
+  ] as [Record<string, unknown>, string][]))("rejects %s with 400 naming the field and stores nothing", async (_name, field, extra) => {
     const tree = await newTree();
     const before = (await t.app.db.select({ id: links.id }).from(links)).length;
     const r = await req("POST", `/linktrees/${tree.id}/items`, { title: "T", url: "https://example.com/", ...extra });
@@ -468,7 +475,7 @@ describe("PATCH /linktrees/{id}/items/{itemId}", () => {
     [{ active: "false" }, "active"],
     [{ active: 0 }, "active"],
     [{ slug: "abcd" }, "slug"],
-  ] as [Record<string, unknown>, string][]))("rejects %s with 400 naming the field", async (_name, body, field) => {
+  ] as [Record<string, unknown>, string][]))("rejects %s with 400 naming the field", async (_name, field, body) => {
     const tree = await newTree();
     const item = await newItem(tree.id);
     const r = await req("PATCH", `/linktrees/${tree.id}/items/${item.id}`, body);
@@ -504,6 +511,24 @@ describe("DELETE /linktrees/{id}/items/{itemId}", () => {
     expect(await t.app.db.select().from(clicks).where(eq(clicks.linkId, link.id))).toHaveLength(1);
     expect((await req("POST", "/links", { url: "https://example.com/", slug: link.slug }, bob.auth)).status).toBe(201);
     expect((await req("DELETE", `/linktrees/${tree.id}/items/${b.id}`)).status).toBe(404);
+  });
+});
+
+describe("positions under concurrent deletes", () => {
+  it("closes every gap: the remaining items are exactly 0..n-1", async () => {
+    const tree = await newTree();
+    const items = [];
+    for (let i = 0; i < 8; i++) items.push(await newItem(tree.id, { title: `i${i}` }));
+    const doomed = [items[0], items[3], items[4], items[7]];
+    const r = await Promise.all(doomed.map((it) => req("DELETE", `/linktrees/${tree.id}/items/${it.id}`)));
+    expect(r.map((x) => x.status)).toEqual([204, 204, 204, 204]);
+    const d = await detail(tree.id);
+    expect(d.items.map((i: { title: string; position: number }) => [i.title, i.position])).toEqual([
+      ["i1", 0],
+      ["i2", 1],
+      ["i5", 2],
+      ["i6", 3],
+    ]);
   });
 });
 
