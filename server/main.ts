@@ -3,6 +3,7 @@ import { ConfigError, parseConfig } from "./config";
 import { openDatabase } from "../db/client";
 import { createServices } from "./services";
 import { startServers } from "./http/server";
+import { reserveAdminEndpoint } from "./admin/endpoint";
 
 async function main() {
   const started = Date.now();
@@ -16,6 +17,8 @@ async function main() {
     }
     throw e;
   }
+  // Before PGlite holds the data directory: the command line then asks this process instead.
+  if (!config.databaseUrl) reserveAdminEndpoint(config);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite") });
   const app = await createServices(config, database);
   const running = await startServers(app);

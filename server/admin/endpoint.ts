@@ -24,16 +24,27 @@ export function readAdminEndpointInfo(dataDir: string): AdminEndpointInfo | null
 }
 
 /**
+ * Writes (or keeps, when this process already wrote it) the endpoint file. The server calls it
+ * before it opens the embedded database, so a command line started meanwhile finds this live
+ * pid and waits for the endpoint instead of opening the data directory a second time.
+ */
+export function reserveAdminEndpoint(config: AppServices["config"]): AdminEndpointInfo {
+  const current = readAdminEndpointInfo(config.dataDir);
+  if (current && current.pid === process.pid) return current;
+  const info: AdminEndpointInfo = { pid: process.pid, port: portOf(config.appUrl), host: config.appUrl.host, secret: randomBytes(32).toString("hex") };
+  mkdirSync(config.dataDir, { recursive: true });
+  writeFileSync(path.join(config.dataDir, ADMIN_FILE), JSON.stringify(info), { mode: 0o600 });
+  return info;
+}
+
+/**
  * The command line's way into a running server whose embedded PGlite it cannot open a second
  * time (stack notes). Answers only on the loopback interface, only to direct connections (no
  * proxy headers), and only with the secret from DATA_DIR: whoever can read that file can open
  * the database anyway. Mount it on the APP origin before everything else.
  */
 export function createAdminEndpoint(app: AppServices) {
-  const secret = randomBytes(32).toString("hex");
-  const info: AdminEndpointInfo = { pid: process.pid, port: portOf(app.config.appUrl), host: app.config.appUrl.host, secret };
-  mkdirSync(app.config.dataDir, { recursive: true });
-  writeFileSync(path.join(app.config.dataDir, ADMIN_FILE), JSON.stringify(info), { mode: 0o600 });
+  const { secret } = reserveAdminEndpoint(app.config);
   const expected = Buffer.from(secret);
   const json = express.json({ limit: 16 * 1024 });
 
