@@ -15,7 +15,7 @@ import { lookupLinkBySlug, peekLinkBySlug, type CachedLink } from "./lookup";
 import { OgImageCache } from "./og-image";
 import { passwordFormPage, type FormState } from "./password-form";
 import { shareCardPage } from "./share-card";
-import { readVisitor, type RequestVisitor, type TrustFn } from "./visitor";
+import { NO_TRUST, readVisitor, type RequestVisitor, type TrustFn } from "./visitor";
 
 /**
  * Renders a linktree's public page for a slug whose link record is the linktree's own
@@ -64,7 +64,7 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
   r.disable("x-powered-by");
   r.disable("etag");
   r.set("trust proxy", config.trustProxy);
-  const trust = r.get("trust proxy fn") as TrustFn;
+  const trust = config.trustProxy === false ? NO_TRUST : (r.get("trust proxy fn") as TrustFn);
   const redirectBase = base(config.redirectUrl);
   const ogImages = new OgImageCache();
 

@@ -20,6 +20,9 @@ export type RequestVisitor = {
 /** Express's compiled `trust proxy fn`, so the fast path resolves the address exactly like `req.ip`. */
 export type TrustFn = (addr: string, i: number) => boolean;
 
+/** Marker for "trust no proxy" (TRUST_PROXY=false). */
+export const NO_TRUST: TrustFn = () => false;
+
 const header = (req: IncomingMessage, name: string) => {
   const v = req.headers[name];
   return (Array.isArray(v) ? v[0] : v) ?? "";
@@ -36,7 +39,8 @@ export function readVisitor(req: IncomingMessage, config: Pick<Config, "edgeHead
     agent,
     edge,
     os: edge?.os ?? agent.os,
-    ip: proxyaddr(req, trust),
+    // Without a trusted proxy the address is the socket's; skip parsing X-Forwarded-For.
+    ip: trust === NO_TRUST ? (req.socket.remoteAddress ?? "") : proxyaddr(req, trust),
     referer: referer ? referer.slice(0, 2048) : null,
   };
 }
