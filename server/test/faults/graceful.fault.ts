@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { clickCounts, freshPostgresDatabase, postJson, redirectLoad, sleep, startInstance, total } from "./instances";
+import { clickTallies, freshPostgresDatabase, postJson, redirectLoad, sleep, startInstance, total } from "./instances";
 
 /**
  * Issue 8.2: SIGTERM under redirect load. Every redirect that was answered has its click stored
@@ -51,12 +51,14 @@ describe.each(["pglite", "postgres"] as const)("graceful stop on %s", (driver) =
     // Restart on the same data (a spool left by the stop is written at start), stop again, count.
     const second = await startInstance(env);
     expect(await second.stop()).toBe(0);
-    const stored = await clickCounts(databaseUrl ? { databaseUrl } : { pgliteDir: path.join(dataDir, "pglite") });
-    const figures = links.map((l) => ({ slug: l.slug, sent: result.sent.get(l.slug) ?? 0, answered: result.answered.get(l.slug) ?? 0, stored: stored.get(l.id) ?? 0 }));
+    const tallies = await clickTallies(databaseUrl ? { databaseUrl } : { pgliteDir: path.join(dataDir, "pglite") });
+    const stored = tallies.clicks;
+    const figures = links.map((l) => ({ slug: l.slug, sent: result.sent.get(l.slug) ?? 0, answered: result.answered.get(l.slug) ?? 0, stored: stored.get(l.id) ?? 0, rollup: tallies.rollups.get(l.id) ?? 0 }));
     console.log(`graceful ${driver}: ${JSON.stringify(figures)}; connection errors ${result.errors}; other statuses ${JSON.stringify([...result.other])}`);
     for (const f of figures) {
       expect(f.stored, `${f.slug}: every answered redirect is stored`).toBeGreaterThanOrEqual(f.answered);
       expect(f.stored, `${f.slug}: no click stored twice`).toBeLessThanOrEqual(f.sent);
+      expect(f.rollup, `${f.slug}: hourly rollups count each stored click once`).toBe(f.stored);
     }
   });
 });

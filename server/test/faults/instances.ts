@@ -132,12 +132,20 @@ export async function freshPostgresDatabase(serverUrl: string) {
 
 /** Click counts per link id, straight from a database URL (PostgreSQL) or PGlite directory. */
 export async function clickCounts(where: { databaseUrl?: string; pgliteDir?: string }): Promise<Map<string, number>> {
+  return (await clickTallies(where)).clicks;
+}
+
+/** Stored click rows and hourly rollup sums per link id (analytics counts come from the rollups). */
+export async function clickTallies(where: { databaseUrl?: string; pgliteDir?: string }): Promise<{ clicks: Map<string, number>; rollups: Map<string, number> }> {
   const { openDatabase } = await import("../../../db/client");
   const { sql } = await import("drizzle-orm");
   const database = await openDatabase({ databaseUrl: where.databaseUrl, pgliteDir: where.pgliteDir, migrate: false, poolSize: 1 });
+  type Row = { link_id: string; n: number };
+  const rows = (r: unknown) => ((r as { rows?: Row[] }).rows ?? (r as Row[])).map((x) => [x.link_id, Number(x.n)] as [string, number]);
   try {
-    const r = (await database.db.execute(sql`select link_id, count(*)::int as n from clicks group by link_id`)) as unknown as { rows?: { link_id: string; n: number }[] } & { link_id: string; n: number }[];
-    return new Map((r.rows ?? r).map((x) => [x.link_id, Number(x.n)]));
+    const clicks = new Map(rows(await database.db.execute(sql`select link_id, count(*)::int as n from clicks group by link_id`)));
+    const rollups = new Map(rows(await database.db.execute(sql`select link_id, sum(count)::int as n from click_rollups group by link_id`)));
+    return { clicks, rollups };
   } finally {
     await database.close();
   }
