@@ -53,13 +53,19 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   ];
   const ports = [...new Set(origins.map((o) => portOf(o.url)))];
   const servers: http.Server[] = [];
+  // Redirects are logged at debug only; below that level they skip the logging set-up entirely.
+  const logRedirects = app.log.isLevelEnabled("debug");
   for (const port of ports) {
-    const here = origins.filter((o) => portOf(o.url) === port);
+    const pick = originPicker(origins.filter((o) => portOf(o.url) === port));
     const server = http.createServer((req, res) => {
-      // Service endpoints of every origin: Prometheus metrics, loopback only unless behind a trusted proxy.
+      // Service endpoints of every origin: Prometheus metrics, loopback only.
       if (req.url === "/_/metrics" && req.method === "GET") return void serveMetrics(app, req, res);
-      logRequest(app, req, res);
-      dispatch(here, req, res);
+      const origin = pick(req);
+      if (!origin) return sendError(res as express.Response, new AppError("NOT_FOUND"));
+      if (origin.kind !== "redirect" || logRedirects) logRequest(app, req, res);
+      if (origin.prefix) req.url = req.url!.slice(origin.prefix.length) || "/";
+      if (req.url && !req.url.startsWith("/")) req.url = "/" + req.url;
+      origin.handler(req as express.Request, res as express.Response);
     });
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
@@ -120,19 +126,23 @@ async function serveMetrics(app: AppServices, req: http.IncomingMessage, res: ht
   res.end(await app.metrics.registry.metrics());
 }
 
-function dispatch(origins: Origin[], req: http.IncomingMessage, res: http.ServerResponse) {
-  const host = (req.headers.host ?? "").toLowerCase();
-  const path = (req.url ?? "/").split("?")[0];
-  const byHost = origins.filter((o) => o.url.host.toLowerCase() === host);
-  const pool = byHost.length ? byHost : origins;
-  const inPrefix = (o: Origin) => o.prefix === "" || path === o.prefix || path.startsWith(o.prefix + "/");
-  // Longest matching prefix first, so the API under APP_URL/api wins over the app itself.
-  const origin = [...pool].sort((a, b) => b.prefix.length - a.prefix.length).find(inPrefix);
-  if (!origin) {
-    // Only the API lives on this port/host, and the path is outside its prefix.
-    return sendError(res as express.Response, new AppError("NOT_FOUND"));
-  }
-  if (origin.prefix) req.url = req.url!.slice(origin.prefix.length) || "/";
-  if (req.url && !req.url.startsWith("/")) req.url = "/" + req.url;
-  origin.handler(req as express.Request, res as express.Response);
+/**
+ * Which origin answers a request on one port: the origins whose host matches the Host header
+ * (all of them when none does), longest path prefix first so the API under APP_URL/api wins over
+ * the app itself. Worked out once per port, not per request.
+ */
+function originPicker(origins: Origin[]): (req: http.IncomingMessage) => Origin | undefined {
+  const byPrefix = (list: Origin[]) => [...list].sort((a, b) => b.prefix.length - a.prefix.length);
+  const byHost = new Map<string, Origin[]>();
+  for (const o of origins) byHost.set(o.url.host.toLowerCase(), byPrefix(origins.filter((x) => x.url.host.toLowerCase() === o.url.host.toLowerCase())));
+  const fallback = byPrefix(origins);
+  return (req) => {
+    const pool = byHost.get((req.headers.host ?? "").toLowerCase()) ?? fallback;
+    if (pool.length === 1 && !pool[0].prefix) return pool[0];
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    // Only an API-only port/host with a path outside its prefix finds nothing.
+    return pool.find((o) => o.prefix === "" || path === o.prefix || path.startsWith(o.prefix + "/"));
+  };
 }
