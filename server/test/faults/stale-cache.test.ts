@@ -25,8 +25,10 @@ describe("link lookup during a database outage", () => {
     const link = await t.caller(u.auth).link.create({ url: "https://example.com/stale" });
     const fresh = await lookupLinkBySlug(t.app, link.slug);
     expect(fresh?.url).toBe("https://example.com/stale");
-    fresh!.cachedAt = 0; // past the TTL: a normal lookup re-reads it
     const down = withDatabaseDown(t.app);
+    // Past the TTL, so a normal lookup re-reads it. Set right before the lookup: nothing yields to
+    // the event loop in between, so the create's own asynchronous NOTIFY cannot drop it first.
+    t.app.linkCache.set(link.slug, { ...fresh!, cachedAt: 0 });
     expect((await lookupLinkBySlug(down, link.slug))?.url).toBe("https://example.com/stale");
   });
 
