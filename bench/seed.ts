@@ -1,0 +1,73 @@
+// Bench data straight into the tables with generate_series (COPY-like speed): indexes are
+// dropped and rebuilt around the bulk insert, then the tables are vacuumed and analysed so
+// plans and index-only scans are what a long-running database would have.
+import type postgres from "postgres";
+
+const BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz";
+export const NAMESPACE = 36 ** 4;
+/** Slot i of the 4-character namespace is left free when i % 100 == 50 (1% free). */
+export const isFreeSlot = (i: number) => i % 100 === 50;
+export const slugOf = (i: number) => BASE36[Math.floor(i / 46656) % 36] + BASE36[Math.floor(i / 1296) % 36] + BASE36[Math.floor(i / 36) % 36] + BASE36[i % 36];
+const slugSql = (i: string) =>
+  `substr('${BASE36}', (${i} / 46656) % 36 + 1, 1) || substr('${BASE36}', (${i} / 1296) % 36 + 1, 1) || substr('${BASE36}', (${i} / 36) % 36 + 1, 1) || substr('${BASE36}', ${i} % 36 + 1, 1)`;
+
+/** 99% of the 36⁴ generated-slug namespace taken (by live links of workspace `slugs` and any already there). */
+export async function seedSlugNamespace(sql: postgres.Sql): Promise<number> {
+  const now = Date.now();
+  await sql.begin(async (tx) => {
+    await tx.unsafe(`set local maintenance_work_mem = '256MB'`);
+    await tx.unsafe(`insert into workspaces (id, name, created_at) values ('slugs', 'slugs', ${now}) on conflict do nothing`);
+    await tx.unsafe(`alter table links disable trigger links_slug_blocks`);
+    await tx.unsafe(`drop index links_live_slug_idx`);
+    await tx.unsafe(`drop index links_workspace_created_idx`);
+    await tx.unsafe(`
+      insert into links (id, workspace_id, slug, url, kind, created_at, updated_at)
+      select 'n' || lpad(i::text, 7, '0'), 'slugs', ${slugSql("i")}, 'https://example.com/n/' || i, 'link', ${now}, ${now}
+      from generate_series(0, ${NAMESPACE - 1}) i
+      where i % 100 <> 50 and ${slugSql("i")} not in (select slug from links where deleted_at is null and length(slug) = 4)`);
+    await tx.unsafe(`CREATE UNIQUE INDEX "links_live_slug_idx" ON "links" USING btree ("slug") WHERE "links"."deleted_at" IS NULL`);
+    await tx.unsafe(`CREATE INDEX "links_workspace_created_idx" ON "links" USING btree ("workspace_id","created_at" DESC NULLS LAST)`);
+    await tx.unsafe(`alter table links enable trigger links_slug_blocks`);
+    // What the trigger would have done, in one statement.
+    await tx.unsafe(`
+      update slug_blocks b set free = 36 - coalesce(t.n, 0)
+      from slug_blocks b2 left join (
+        select substr(slug, 1, 3) p, count(*)::int n from links where deleted_at is null and slug ~ '^[0-9a-z]{4}$' group by 1
+      ) t on t.p = b2.prefix
+      where b.prefix = b2.prefix`);
+  });
+  await sql.unsafe(`vacuum analyze links`);
+  await sql.unsafe(`vacuum analyze slug_blocks`);
+  const [{ n }] = await sql`select count(*)::int n from links where deleted_at is null and slug ~ '^[0-9a-z]{4}$'`;
+  return n;
+}
+
+/**
+ * `total` clicks in workspace `workspaceId`: `big` on `bigLinkId`, the rest spread over
+ * `otherLinkIds`, a click every 2.5 s (big link) / 0.26 s (the rest) back from now, so they
+ * span weeks of hourly rollups. Rollups are built from the clicks in one pass.
+ */
+export async function seedClicks(sql: postgres.Sql, o: { workspaceId: string; bigLinkId: string; big: number; otherLinkIds: string[]; total: number }) {
+  const now = Date.now();
+  const others = o.otherLinkIds.length;
+  const rest = o.total - o.big;
+  const cols = `link_id, ts, workspace_id, "timestamp", country, device, platform, browser, rule`;
+  const row = (link: string, t: string) =>
+    `${link}, lpad((${t})::text, 13, '0') || '#' || lpad(to_hex(i), 8, '0'), '${o.workspaceId}', ${t}, (array['US','DE','FR','GB','JP'])[i % 5 + 1], 'desktop', 'Windows', 'Chrome 131', 'url'`;
+  await sql.begin(async (tx) => {
+    await tx.unsafe(`set local maintenance_work_mem = '512MB'`);
+    await tx.unsafe(`set local synchronous_commit = off`);
+    await tx.unsafe(`alter table clicks drop constraint clicks_link_id_ts_pk`);
+    await tx.unsafe(`insert into clicks (${cols}) select ${row(`'${o.bigLinkId}'`, `${now} - i::bigint * 2500`)} from generate_series(1, ${o.big}) i`);
+    await tx.unsafe(
+      `insert into clicks (${cols}) select ${row(`(array[${o.otherLinkIds.map((id) => `'${id}'`).join(",")}])[i % ${others} + 1]`, `${now} - i::bigint * 260`)} from generate_series(1, ${rest}) i`,
+    );
+    await tx.unsafe(`alter table clicks add constraint clicks_link_id_ts_pk primary key (link_id, ts)`);
+    await tx.unsafe(`
+      insert into click_rollups (link_id, hour, count)
+      select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from clicks where workspace_id = '${o.workspaceId}' group by 1, 2
+      on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count`);
+  });
+  await sql.unsafe(`vacuum analyze clicks`);
+  await sql.unsafe(`vacuum analyze click_rollups`);
+}

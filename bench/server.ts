@@ -1,0 +1,95 @@
+// Spawning the service like `npm start` (node with the tsx loader, i.e. what `tsx server/main.ts`
+// runs, minus tsx's own wrapper process so the pid is the server's), timing the start and
+// sampling its memory.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+
+export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+const status = (url: string) =>
+  new Promise<number>((resolve) => {
+    const req = http.get(url, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", () => resolve(0));
+    req.setTimeout(2000, () => (req.destroy(), resolve(0)));
+  });
+
+export type Server = {
+  child: ChildProcess;
+  appPort: number;
+  redirectPort: number;
+  /** Spawn to the first 200 of /_/health, ms. */
+  startMs: number;
+  rssMb(): number;
+  stop(): Promise<number | null>;
+};
+
+export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: string; dataDir: string; databaseUrl?: string }): Promise<Server> {
+  const [appPort, redirectPort] = [await freePort(), await freePort()];
+  const appEnv: NodeJS.ProcessEnv = {
+    ...env,
+    APP_URL: `http://127.0.0.1:${appPort}`,
+    REDIRECT_URL: `http://127.0.0.1:${redirectPort}`,
+    DATA_DIR: opts.dataDir,
+    LOG_LEVEL: "warn",
+    EDGE_HEADERS: "none",
+    TRUST_PROXY: "false",
+  };
+  if (opts.databaseUrl) appEnv.DATABASE_URL = opts.databaseUrl;
+  else delete appEnv.DATABASE_URL;
+  delete appEnv.API_URL;
+  delete appEnv.REDIS_URL; // one instance: in-memory rate limits, as `npm start` defaults
+  const prof = opts.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.profileDir}`] : [];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...prof, "--import", "tsx", "server/main.ts"], { cwd: root, stdio: ["ignore", "inherit", "inherit"], env: appEnv });
+  const health = `http://127.0.0.1:${redirectPort}/_/health`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    if (performance.now() - t0 > 120_000) throw new Error("server did not start within 120 s");
+    if ((await status(health)) === 200) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const startMs = performance.now() - t0;
+  return {
+    child,
+    appPort,
+    redirectPort,
+    startMs,
+    rssMb: () => {
+      try {
+        const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+        return m ? Number(m[1]) / 1024 : NaN;
+      } catch {
+        return NaN;
+      }
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once("exit", (code) => resolve(code));
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+/** Samples `f` every `ms` until stopped; returns the peak. */
+export function samplePeak(f: () => number, ms = 100) {
+  let peak = 0;
+  const t = setInterval(() => (peak = Math.max(peak, f() || 0)), ms);
+  return { stop: () => (clearInterval(t), Math.max(peak, f() || 0)) };
+}
