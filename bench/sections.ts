@@ -45,7 +45,7 @@ export async function benchSlugs(database: Database, o: { picks: number; workers
  * takes them (chunks of `chunk` per event-loop turn), until all are stored. Memory is the
  * process's peak RSS and the recorder's peak in-memory buffer.
  */
-export async function benchIngest(databaseUrl: string, dataDir: string, o: { n: number; chunk: number }) {
+export async function benchIngest(databaseUrl: string, dataDir: string, o: { n: number; chunk: number; publicIps: boolean }) {
   const config = parseConfig({ APP_URL: "http://127.0.0.1:1", REDIRECT_URL: "http://127.0.0.1:2", DATABASE_URL: databaseUrl, DATA_DIR: dataDir, LOG_LEVEL: "error", EDGE_HEADERS: "none" });
   const { openDatabase } = await import("../db/client");
   const database = await openDatabase({ databaseUrl, migrate: false });
@@ -56,7 +56,8 @@ export async function benchIngest(databaseUrl: string, dataDir: string, o: { n: 
   const rec = startClickRecorder(app);
   // Visitors from a spread of public addresses and a few browsers, as a real burst would be.
   const agents = Object.values(PEOPLE);
-  const ips = Array.from({ length: 2000 }, (_, i) => `${(i % 200) + 20}.${(i * 7) % 250}.${(i * 13) % 250}.${(i % 250) + 1}`);
+  // Public addresses need a GeoIP lookup in the writer; private ones (or an edge's headers) don't.
+  const ips = Array.from({ length: 2000 }, (_, i) => (o.publicIps ? `${(i % 200) + 20}.${(i * 7) % 250}.${(i * 13) % 250}.${(i % 250) + 1}` : `10.${i % 250}.${(i * 7) % 250}.${(i % 200) + 1}`));
   global.gc?.();
   const rss0 = process.memoryUsage().rss;
   let peakRss = rss0;

@@ -5,7 +5,7 @@ import type { EdgeInfo } from "../lib/edge";
 import { clickTs } from "../lib/ids";
 import { parseUserAgent } from "../lib/user-agent";
 import type { AppServices } from "../services";
-import { lookupGeo, NO_GEO, type GeoInfo } from "./geo";
+import { isPublicIp, lookupGeo, NO_GEO, type GeoInfo } from "./geo";
 
 export type Rule = "ios" | "android" | "geo" | "url" | "expiration_url" | "expired_404";
 
@@ -72,11 +72,18 @@ export type RecorderOptions = {
   maxBuffered?: number;
 };
 
+/** Whether turning this visit into a click needs a GeoIP lookup (the only async part). */
+const needsGeoLookup = (v: Visit, edgeMode: "none" | "cloudfront" | "cloudflare") => !v.geo && edgeMode === "none" && isPublicIp(v.ip);
+
 /** Turns a visit into a stored click: device, platform, browser and location. */
 export async function enrichVisit(v: Visit, edgeMode: "none" | "cloudfront" | "cloudflare", ts = clickTs(v.timestamp)): Promise<ClickRecord> {
+  return enrichWith(v, needsGeoLookup(v, edgeMode) ? await lookupGeo(v.ip) : (v.geo ?? NO_GEO), ts);
+}
+
+/** `enrichVisit` once the location is known (synchronous: most visits need no lookup). */
+function enrichWith(v: Visit, geo: GeoInfo, ts: string): ClickRecord {
   const agent = parseUserAgent(v.userAgent);
   const edge = v.edge;
-  const geo = v.geo ?? (edgeMode === "none" ? await lookupGeo(v.ip) : NO_GEO);
   const place: GeoInfo = edge && (edge.country || edge.region || edge.timezone || edge.lat !== null) ? edge : geo;
   // The edge knows iPadOS that reports a Mac user agent (decisions §4).
   const platform = edge?.os === "ios" && agent.os !== "ios" ? "iOS" : edge?.os === "android" && agent.os !== "android" ? "Android" : agent.platform;
@@ -98,6 +105,20 @@ export async function enrichVisit(v: Visit, edgeMode: "none" | "cloudfront" | "c
     referer: v.referer,
     rule: v.rule,
   };
+}
+
+/** The batch as stored clicks; GeoIP lookups (memoised per address) only where needed. */
+async function enrichBatch(batch: Pending[], edgeMode: "none" | "cloudfront" | "cloudflare"): Promise<ClickRecord[]> {
+  const rows: ClickRecord[] = new Array(batch.length);
+  const lookups: Promise<void>[] = [];
+  for (let i = 0; i < batch.length; i++) {
+    const p = batch[i];
+    if (p.kind === "click") rows[i] = p.click;
+    else if (needsGeoLookup(p.visit, edgeMode)) lookups.push(lookupGeo(p.visit.ip).then((g) => void (rows[i] = enrichWith(p.visit, g, p.ts ?? clickTs(p.visit.timestamp)))));
+    else rows[i] = enrichWith(p.visit, p.visit.geo ?? NO_GEO, p.ts ?? clickTs(p.visit.timestamp));
+  }
+  if (lookups.length) await Promise.all(lookups);
+  return rows;
 }
 
 /** A click as a row of `clicks`, keyed by column name (for json_populate_recordset). */
@@ -139,6 +160,7 @@ type Spilled = { file: string; count: number };
 export function startClickRecorder(app: AppServices, opts: RecorderOptions = {}): ClickRecorder {
   const intervalMs = opts.intervalMs ?? 250;
   const batchSize = opts.batchSize ?? 1000;
+  const backlogRows = batchSize * 5;
   const maxBuffered = opts.maxBuffered ?? app.config.clickBufferMax ?? 100_000;
   const spoolDir = path.join(app.config.dataDir, "click-spool");
   let buffer: Pending[] = [];
@@ -191,7 +213,7 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
   };
 
   async function writeBatch(batch: Pending[]): Promise<void> {
-    const rows = await Promise.all(batch.map((p) => (p.kind === "click" ? p.click : enrichVisit(p.visit, app.config.edgeHeaders, p.ts))));
+    const rows = await enrichBatch(batch, app.config.edgeHeaders);
     // One JSON parameter: building a 16-column multi-row insert through the query builder costs
     // more CPU than the insert itself, and this runs in the redirect process. Rollups count what
     // the insert returns, i.e. only clicks not already stored.
@@ -211,7 +233,8 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
       let fromFile: Spilled | undefined;
       let batch: Pending[];
       if (buffer.length) {
-        batch = buffer.splice(0, batchSize).map(fixTs);
+        // A backlog goes out in larger statements: fewer round trips while catching up.
+        batch = buffer.splice(0, buffer.length > batchSize ? backlogRows : batchSize).map(fixTs);
       } else if (spilled.length) {
         fromFile = spilled[0];
         batch = JSON.parse(readFileSync(fromFile.file, "utf8")) as Pending[];
@@ -220,7 +243,7 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
       if (fromFile) ((spilledCount -= fromFile.count), spilled.shift());
       try {
         // A spill file is written whole (it is at most maxBuffered clicks) and removed after.
-        for (let i = 0; i < batch.length; i += batchSize) await writeBatch(batch.slice(i, i + batchSize));
+        for (let i = 0; i < batch.length; i += backlogRows) await writeBatch(batch.slice(i, i + backlogRows));
         if (fromFile) rmSync(fromFile.file, { force: true });
       } catch (e) {
         // Put it back (writes are idempotent, so a partly written spill file is fine to redo).

@@ -1,5 +1,6 @@
 import { BlockList, isIP } from "node:net";
 import geoip from "fast-geoip";
+import { LruCache } from "./cache";
 
 export type GeoInfo = {
   country: string | null;
@@ -45,9 +46,18 @@ export function isPublicIp(ip: string): boolean {
  * Location of an address from the GeoIP database shipped in fast-geoip (on disk, no network).
  * None for loopback and private addresses, or when the database knows nothing.
  */
-export async function lookupGeo(ip: string): Promise<GeoInfo> {
+export function lookupGeo(ip: string): Promise<GeoInfo> {
   const a = unmapIp(ip);
-  if (!isPublicIp(a) || isIP(a) !== 4) return NO_GEO; // the shipped database covers IPv4
+  if (!isPublicIp(a) || isIP(a) !== 4) return Promise.resolve(NO_GEO); // the shipped database covers IPv4
+  // Each lookup reads and parses several JSON files: memoise per address (the database is static).
+  let hit = memo.get(a);
+  if (!hit) memo.set(a, (hit = readGeo(a)));
+  return hit;
+}
+
+const memo = new LruCache<Promise<GeoInfo>>(20_000);
+
+async function readGeo(a: string): Promise<GeoInfo> {
   try {
     const r = await geoip.lookup(a);
     if (!r || !r.country) return NO_GEO;
