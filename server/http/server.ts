@@ -1,11 +1,13 @@
 import http from "node:http";
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { randomUUID } from "node:crypto";
 import express from "express";
 import type { AppServices } from "../services";
 import { createApiRouter, securityHeaders } from "./app";
 import { createAdminEndpoint } from "../admin/endpoint";
-import { createRemixHandler } from "./remix";
-import { createRedirectApp } from "../redirect/adapter";
+import { BUILD_DIR, createRemixHandler } from "./remix";
+import { createRedirectApp, type LinktreePageHandler } from "../redirect/adapter";
 import { createLinktreePageHandler } from "../redirect/linktree-page";
 import { sendError } from "./rest";
 import { AppError } from "./errors";
@@ -40,11 +42,20 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   web.use(createAdminEndpoint(app)); // loopback-only, for the command line (server/cli.ts)
   web.use(securityHeaders());
   if (config.appUrl.protocol !== "https:") web.use((_q, s, n) => (s.removeHeader("Strict-Transport-Security"), n()));
-  if (opts.remix !== false) web.use(await createRemixHandler(app));
+  // The Remix build (React, charts: the largest part of the process) is imported on the first
+  // request that needs it, so start is quick and a redirect-only instance never holds it.
+  if (opts.remix !== false) {
+    const buildFile = path.join(BUILD_DIR, "index.js");
+    if (!existsSync(buildFile)) throw new Error(`Remix build missing at ${buildFile}: run npm run build`);
+  }
+  if (opts.remix !== false) web.use(lazyHandler(() => createRemixHandler(app)));
   else web.use((_q, s) => s.status(404).type("text").send("Not found"));
 
   // Linktree pages are rendered by a Remix route, so they exist only when Remix is on.
-  const redirect = createRedirectApp(app, { linktreePage: opts.remix !== false ? await createLinktreePageHandler(app) : undefined });
+  let linktreePage: Promise<LinktreePageHandler> | undefined;
+  const redirect = createRedirectApp(app, {
+    linktreePage: opts.remix !== false ? async (req, res, link, countView) => (await (linktreePage ??= createLinktreePageHandler(app)))(req, res, link, countView) : undefined,
+  });
 
   const origins: Origin[] = [
     { kind: "api", url: config.apiUrl, handler: api, prefix: config.apiUrl.pathname.replace(/\/+$/, "") },
@@ -89,6 +100,14 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
         ),
       );
     },
+  };
+}
+
+/** A handler built on first use (a failed build is retried by the next request). */
+function lazyHandler(make: () => Promise<express.RequestHandler>): express.RequestHandler {
+  let made: Promise<express.RequestHandler> | undefined;
+  return (req, res, next) => {
+    (made ??= make().catch((e) => ((made = undefined), Promise.reject(e)))).then((h) => h(req, res, next), next);
   };
 }
 

@@ -1,8 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { Resvg } from "@resvg/resvg-js";
-import satori from "satori";
 import { LruCache } from "./cache";
 
 export const OG_WIDTH = 1200;
@@ -48,6 +46,8 @@ export async function renderOgImage(title: string, host: string): Promise<Buffer
       el("div", { display: "flex", fontSize: 32, fontWeight: 400, opacity: 0.85 }, host),
     ],
   );
+  // Loaded on the first image: most instances never render one, and start and memory stay lean.
+  const [{ default: satori }, { Resvg }] = await Promise.all([import("satori"), import("@resvg/resvg-js")]);
   const svg = await satori(tree as unknown as Parameters<typeof satori>[0], { width: OG_WIDTH, height: OG_HEIGHT, fonts: loadFonts() });
   return new Resvg(svg, { fitTo: { mode: "width", value: OG_WIDTH } }).render().asPng();
 }
