@@ -49,10 +49,12 @@ function sendHtml(res: ServerResponse, status: number, html: string, head: boole
   res.end(head ? undefined : body);
 }
 
+const VISIBLE_ASCII = /^[\x21-\x7e]*$/;
+
 function sendRedirect(res: ServerResponse, status: number, location: string) {
   let loc = location;
   // Stored URLs are validated, but a Location header takes only visible ASCII: encode the rest.
-  if (!/^[\x21-\x7e]*$/.test(loc)) loc = new URL(loc).href.replace(/[^\x21-\x7e]/g, encodeURIComponent);
+  if (!VISIBLE_ASCII.test(loc)) loc = new URL(loc).href.replace(/[^\x21-\x7e]/g, encodeURIComponent);
   res.writeHead(status, { Location: loc, "Cache-Control": "no-store", "Content-Length": "0" });
   res.end();
 }
