@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Device } from "./user-agent";
 
-/** What the edge network tells about the viewer (decisions §4). Absent members are null. */
-export type EdgeInfo = {
+/** Where a visitor is: from the edge's viewer headers or a GeoIP lookup. Absent members are null. */
+export type Place = {
   country: string | null;
   region: string | null;
   regionName: string | null;
@@ -10,12 +10,17 @@ export type EdgeInfo = {
   timezone: string | null;
   lat: number | null;
   lng: number | null;
+};
+export const NO_PLACE: Place = { country: null, region: null, regionName: null, city: null, timezone: null, lat: null, lng: null };
+
+/** What the edge network tells about the viewer (decisions §4). */
+export type EdgeInfo = Place & {
   device: Device | null;
   /** The edge says the viewer runs iOS/iPadOS or Android (beats the User-Agent, e.g. iPadOS as Mac). */
   os: "ios" | "android" | null;
 };
 
-const EMPTY: EdgeInfo = { country: null, region: null, regionName: null, city: null, timezone: null, lat: null, lng: null, device: null, os: null };
+const EMPTY: EdgeInfo = { ...NO_PLACE, device: null, os: null };
 
 const one = (h: IncomingHttpHeaders, name: string): string | null => {
   const v = h[name];

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import type { EdgeInfo } from "../lib/edge";
+import type { EdgeInfo, Place } from "../lib/edge";
 import { randomFillSync } from "node:crypto";
 import { parseUserAgent } from "../lib/user-agent";
 import type { AppServices } from "../services";
@@ -10,18 +10,11 @@ import { isPublicIp, lookupGeo, NO_GEO, type GeoInfo } from "./geo";
 export type Rule = "ios" | "android" | "geo" | "url" | "expiration_url" | "expired_404";
 
 /** A counted visit, as stored (ClickEvent plus `rule`). */
-export type ClickRecord = {
+export type ClickRecord = Place & {
   linkId: string;
   workspaceId: string;
   ts: string;
   timestamp: number;
-  country: string | null;
-  region: string | null;
-  regionName: string | null;
-  city: string | null;
-  timezone: string | null;
-  lat: number | null;
-  lng: number | null;
   device: "mobile" | "tablet" | "smarttv" | "desktop";
   platform: string | null;
   browser: string | null;

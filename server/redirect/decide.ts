@@ -1,17 +1,8 @@
-import type { Targeting } from "../../db/schema";
+import type { CachedLink } from "./lookup";
 import type { Rule } from "./clicks";
 
-/** What the decision needs of a link (a CachedLink fits). */
-export type LinkSnapshot = {
-  url: string;
-  expiresAt: number | null;
-  expirationUrl: string | null;
-  targeting: Targeting | null;
-  passwordHash: string | null;
-  ogTitle: string | null;
-  ogDescription: string | null;
-  ogImage: string | null;
-};
+/** What the decision needs of a link. */
+export type LinkSnapshot = Pick<CachedLink, "url" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">;
 
 /** What the decision needs of the visitor. */
 export type VisitorFacts = {

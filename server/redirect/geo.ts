@@ -1,17 +1,10 @@
 import { BlockList, isIP } from "node:net";
 import geoip from "fast-geoip";
 import { LruCache } from "./cache";
+import { NO_PLACE, type Place } from "../lib/edge";
 
-export type GeoInfo = {
-  country: string | null;
-  region: string | null;
-  regionName: string | null;
-  city: string | null;
-  timezone: string | null;
-  lat: number | null;
-  lng: number | null;
-};
-export const NO_GEO: GeoInfo = { country: null, region: null, regionName: null, city: null, timezone: null, lat: null, lng: null };
+export type GeoInfo = Place;
+export const NO_GEO: GeoInfo = NO_PLACE;
 
 // Loopback, private, link-local, CGNAT and unique-local ranges have no place on the map.
 const local = new BlockList();
