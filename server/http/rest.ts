@@ -61,7 +61,10 @@ export function createRestHandler(app: AppServices) {
       }
       if (method === "HEAD") req.method = "GET";
       if (method === "POST" || method === "PATCH" || method === "PUT") (req as Request & { body: unknown }).body = await readJsonBody(req);
-      else (req as Request & { body: unknown }).body = undefined;
+      else {
+        (req as Request & { body: unknown }).body = undefined;
+        (req as { query: unknown }).query = plainQuery(req.originalUrl ?? req.url);
+      }
       interceptResponse(req as RestRequest, res);
       await handler(req, res);
     } catch (e) {
@@ -117,4 +120,17 @@ async function readJsonBody(req: Request): Promise<Record<string, unknown> | und
     throw new AppError("VALIDATION_FAILED", { fields: { body: ["must be a JSON object"] } });
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * Query parameters as plain strings, each wrapped in an array: trpc-openapi takes an array's first
+ * element but silently drops an empty string (`?from=` must be a 400, not "absent"), and Express's
+ * `qs` parser would turn `a[b]=c` into objects.
+ */
+function plainQuery(url: string): Record<string, string[]> {
+  const q = url.indexOf("?");
+  const out: Record<string, string[]> = Object.create(null);
+  if (q < 0) return out;
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) (out[k] ??= []).push(v);
+  return out;
 }

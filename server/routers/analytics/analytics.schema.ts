@@ -5,7 +5,7 @@ import { linkIdSchema } from "../links/links.schema";
  * `from`/`to`: optional ms-epoch query strings, inclusive (service.md "Analytics"). Query values
  * arrive as strings; anything but an integer is 400 VALIDATION_FAILED (decisions §6).
  */
-const msQuery = z
+export const msQuery = z
   .string()
   .regex(/^-?\d{1,16}$/, "must be an integer (ms since the Unix epoch)")
   .transform(Number)

@@ -144,12 +144,20 @@ describe("GET /links/{id}/analytics", () => {
     ["12,5", "to"],
     ["now", "to"],
     ["1e3", "to"],
+    ["", "from"],
+    ["", "to"],
   ])("from/to that are not integers (%s) → 400 VALIDATION_FAILED", async (value, name) => {
     const l = await newLink();
     const r = await get(`/links/${l.id}/analytics?${name}=${encodeURIComponent(value)}`);
     expect(r.status).toBe(400);
     expect(r.json.error).toBe("VALIDATION_FAILED");
     expect(r.json.fields[name]).toBeDefined();
+  });
+
+  it("reads query parameters as plain strings: nested forms are not objects, unrelated ones are ignored", async () => {
+    const l = await newLink();
+    expect((await get(`/links/${l.id}/analytics?from[a]=1`)).status).toBe(200);
+    expect((await get(`/links/${l.id}/analytics?utm=x&from=0`)).status).toBe(200);
   });
 
   it("an unknown link or another workspace's link → 404; a malformed id → 400 INVALID_LINK_ID; no credential → 401", async () => {

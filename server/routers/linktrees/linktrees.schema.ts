@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { httpUrl } from "../../lib/urls";
 import { slugSchema, strictNumber } from "../links/links.schema";
+import { msQuery } from "../analytics/analytics.schema";
 
 export const TITLE_MAX = 100;
 export const BIO_MAX = 300;
@@ -77,14 +78,8 @@ export const reorderItemsInput = z
   })
   .strict();
 
-/** Query bounds arrive as strings (ms epoch, inclusive); anything but an integer is a 400. */
-const msBound = z
-  .string()
-  .regex(/^-?\d{1,16}$/, "must be an integer timestamp in milliseconds")
-  .transform(Number)
-  .refine(Number.isSafeInteger, "must be an integer timestamp in milliseconds");
-
-export const analyticsInput = z.object({ id: anyId, from: msBound.optional(), to: msBound.optional() }).strict();
+// Query bounds: the same rule as the other analytics endpoints; unrelated query parameters are ignored.
+export const analyticsInput = z.object({ id: anyId, from: msQuery.optional(), to: msQuery.optional() });
 export type AnalyticsInput = z.output<typeof analyticsInput>;
 
 export const publicPageInput = z.object({ slug: z.string().max(200) });

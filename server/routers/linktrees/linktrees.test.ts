@@ -580,7 +580,7 @@ describe("GET /linktrees/{id}/analytics", () => {
     expect(r.json).toMatchObject({ views: 0, clicks: 0, items: [] });
   });
 
-  it.each([["from=abc"], ["to=1.5"], ["from=1e3"], ["from=12abc"]])("rejects %s with 400 VALIDATION_FAILED", async (q) => {
+  it.each([["from=abc"], ["to=1.5"], ["from=1e3"], ["from=12abc"], ["from="]])("rejects %s with 400 VALIDATION_FAILED", async (q) => {
     const tree = await newTree();
     const r = await req("GET", `/linktrees/${tree.id}/analytics?${q}`);
     expect(r.status).toBe(400);
