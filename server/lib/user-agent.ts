@@ -17,6 +17,8 @@ export type ParsedAgent = {
 /**
  * Social-network preview crawlers (they get the share card). A heuristic by User-Agent, as
  * service.md says; isbot recognises them as bots too, so they are never counted as clicks.
+ * Only the crawlers' own tokens: app names such as "Instagram", "Pinterest" or "Teams" also appear
+ * in the in-app browsers people click from, and those visitors must be redirected and counted.
  */
 export const SOCIAL_CRAWLERS = [
   "facebookexternalhit",
@@ -28,44 +30,30 @@ export const SOCIAL_CRAWLERS = [
   "slack-imgproxy",
   "discordbot",
   "telegrambot",
-  "whatsapp",
-  "pinterest",
+  "whatsapp/",
+  "pinterestbot",
+  "pinterest/0.",
   "redditbot",
   "skypeuripreview",
+  "microsoftpreview",
   "embedly",
   "vkshare",
-  "mastodon",
-  "bluesky",
-  "cardyb",
-  "applebot",
+  "mastodon/",
+  "cardyb", // Bluesky's card fetcher
   "iframely",
-  "snapchat",
-  "viber",
+  "snap url preview",
   "line-poker",
   "kakaotalk-scrap",
-  "tumblr",
   "outbrain",
   "quora link preview",
-  "googlebot-image",
-  "google-pagerenderer",
-  "microsoftpreview",
-  "teams",
-  "skype",
-  "zoom",
-  "mattermost",
-  "rocket.chat",
   "xing-contenttabreceiver",
-  "yahoo! slurp",
-  "w3c_validator",
+  "mattermost-bot",
   "nuzzel",
   "bitlybot",
-  "signal",
-  "threads",
-  "instagram",
 ];
 const SOCIAL_RE = new RegExp(SOCIAL_CRAWLERS.map((s) => s.replace(/[.*+?^${}()|[\]\\!]/g, "\\$&")).join("|"), "i");
 // Search engines' crawlers are bots but not preview crawlers: they get the redirect.
-const SEARCH_RE = /googlebot(?!-image)|bingbot|duckduckbot|baiduspider|yandex(bot)?|sogou|exabot|seznambot|petalbot/i;
+const SEARCH_RE = /googlebot|bingbot|duckduckbot|baiduspider|yandex(bot)?|sogou|exabot|seznambot|petalbot|applebot|slurp/i;
 
 export function isSocialCrawler(ua: string): boolean {
   return SOCIAL_RE.test(ua) && !SEARCH_RE.test(ua);

@@ -35,6 +35,18 @@ describe("visitor: device, platform, browser and OS from real user agents", () =
     expect(a.isSocialCrawler).toBe(false);
   });
 
+  it.each([
+    ["Instagram", PEOPLE.instagramInApp],
+    ["Facebook", PEOPLE.facebookInApp],
+    ["Pinterest", PEOPLE.pinterestInApp],
+    ["Snapchat", PEOPLE.snapchatInApp],
+    ["Teams", PEOPLE.teamsDesktop],
+  ])("a person in the %s in-app browser is no crawler: redirected and counted", (_n, ua) => {
+    const a = parseUserAgent(ua);
+    expect(a.isSocialCrawler).toBe(false);
+    expect(a.isBot).toBe(false);
+  });
+
   it.each(Object.entries(SOCIAL))("%s is a social preview crawler (and a bot)", (_n, ua) => {
     const a = parseUserAgent(ua);
     expect(a.isSocialCrawler).toBe(true);
