@@ -168,13 +168,21 @@ export async function updateLink(app: AppServices, actor: Actor, input: UpdateLi
   return toLinkDto(after, app.config);
 }
 
+/**
+ * Soft delete: the slug is freed, the record and its clicks are kept. Linktree-owned links are
+ * refused, since their page or item would keep pointing at a slug another link could then take.
+ * Returns the freed slug, or null when the link was already deleted. Run inside a transaction
+ * that has the row locked.
+ */
+export async function softDeleteLink(tx: DbOrTx, row: Pick<LinkRow, "id" | "kind" | "slug" | "deletedAt">): Promise<string | null> {
+  if (row.kind !== "link") throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
+  if (row.deletedAt !== null) return null;
+  const now = Date.now();
+  await tx.update(links).set({ deletedAt: now, updatedAt: now }).where(eq(links.id, row.id));
+  return row.slug;
+}
+
 export async function deleteLink(app: AppServices, actor: Actor, id: string): Promise<void> {
-  const deleted = await app.db.transaction(async (tx) => {
-    const current = await findOwnLink(tx, actor, id, true);
-    if (current.kind !== "link") throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
-    if (current.deletedAt !== null) return null; // 204 again
-    await tx.update(links).set({ deletedAt: Date.now(), updatedAt: Date.now() }).where(eq(links.id, id));
-    return current;
-  });
-  if (deleted) await app.invalidateSlugs([deleted.slug]);
+  const slug = await app.db.transaction(async (tx) => softDeleteLink(tx, await findOwnLink(tx, actor, id, true)));
+  if (slug) await app.invalidateSlugs([slug]); // null: already deleted, 204 again
 }

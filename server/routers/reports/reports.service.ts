@@ -1,3 +1,4 @@
+import { softDeleteLink } from "../links/links.service";
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { abuseReports, links } from "../../../db/schema";
@@ -119,23 +120,25 @@ export async function dismissReport(app: AppServices, reviewerId: string, id: st
 }
 
 /**
- * Soft-deletes the reported link like DELETE /links/{id} (slug freed, record and clicks kept),
+ * Soft-deletes the reported link with the same rule as DELETE /links/{id} (softDeleteLink),
  * whatever its workspace, and marks the link's open reports (this one included) link_deleted.
  */
 export async function deleteReportedLink(app: AppServices, reviewerId: string, id: string): Promise<ReportDto> {
   const slug = await app.db.transaction(async (tx) => {
     const [report] = await tx.select({ linkId: abuseReports.linkId }).from(abuseReports).where(eq(abuseReports.id, id)).for("update");
     if (!report) throw notFound();
+    const [link] = await tx
+      .select({ id: links.id, kind: links.kind, slug: links.slug, deletedAt: links.deletedAt })
+      .from(links)
+      .where(eq(links.id, report.linkId))
+      .for("update");
+    // A linktree's page or item link is refused (409 LINKTREE_LINK_NOT_EDITABLE), as through the API.
+    const freed = link ? await softDeleteLink(tx, link) : null;
     const now = Date.now();
-    const [deleted] = await tx
-      .update(links)
-      .set({ deletedAt: now, updatedAt: now })
-      .where(and(eq(links.id, report.linkId), isNull(links.deletedAt)))
-      .returning({ slug: links.slug });
     const review = { status: "link_deleted" as const, reviewedAt: now, reviewedBy: reviewerId };
     await tx.update(abuseReports).set(review).where(and(eq(abuseReports.linkId, report.linkId), eq(abuseReports.status, "open")));
     await tx.update(abuseReports).set(review).where(eq(abuseReports.id, id));
-    return deleted?.slug ?? null;
+    return freed;
   });
   if (slug) await app.invalidateSlugs([slug]);
   return getReport(app.db, id);

@@ -243,6 +243,20 @@ describe("reviewing reports (admins)", () => {
     expect((await http(`${t.api}/links`, { method: "POST", json: { url: "https://example.org/", slug: link.slug }, headers: owner.auth })).status).toBe(201);
   });
 
+  it("refuses to delete a linktree-owned link (409 LINKTREE_LINK_NOT_EDITABLE), leaving page and item intact", async () => {
+    const admin = await adminSession();
+    const tree = await http(`${t.api}/linktrees`, { method: "POST", json: { slug: `lt-${newId()}`, title: "T" }, headers: owner.auth });
+    const item = await http(`${t.api}/linktrees/${tree.json.id}/items`, { method: "POST", json: { title: "I", url: "https://example.com/i" }, headers: owner.auth });
+    const itemSlug = new URL(item.json.short_url).pathname.slice(1);
+    await report({ url: itemSlug, reason: "spam" });
+    const [row] = await t.app.db.select().from(abuseReports).where(eq(abuseReports.slug, itemSlug));
+    const r = await http(`${t.api}/admin/reports/${row.id}/delete-link`, { method: "POST", headers: admin.headers });
+    expect(r.status).toBe(409);
+    expect(r.json).toEqual({ error: "LINKTREE_LINK_NOT_EDITABLE" });
+    expect((await http(`${t.redirect}/${itemSlug}`)).status).toBe(301);
+    expect((await reportsOf(row.linkId))[0].status).toBe("open");
+  });
+
   it("answers 404 for an unknown report", async () => {
     const admin = await adminSession();
     for (const p of ["dismiss", "delete-link"]) {
