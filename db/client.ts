@@ -16,8 +16,11 @@ export const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta
 export type Database = {
   db: Db;
   driver: "pglite" | "postgres";
-  /** Subscribe to a NOTIFY channel (cache invalidation across instances). */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<void>;
+  /**
+   * Subscribe to a NOTIFY channel (cache invalidation across instances). `onListen` runs on every
+   * (re)subscription: what was sent while the connection was down is lost.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onListen?: () => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
   /** Cheap liveness probe. */
   ping(): Promise<void>;
@@ -60,8 +63,8 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     db,
     driver: "postgres",
     url,
-    async listen(channel, onMessage) {
-      await sql.listen(channel, (payload) => onMessage(payload));
+    async listen(channel, onMessage, onListen) {
+      await sql.listen(channel, (payload) => onMessage(payload), onListen);
     },
     async notify(channel, payload) {
       await sql.notify(channel, payload);

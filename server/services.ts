@@ -6,7 +6,7 @@ import { createMailer, type Mailer } from "./lib/mail";
 import { createLogger, type Logger } from "./lib/log";
 import { createMetrics, type Metrics } from "./lib/metrics";
 import { LruCache } from "./redirect/cache";
-import type { CachedLink } from "./redirect/lookup";
+import type { CacheEntry } from "./redirect/lookup";
 import { startClickRecorder } from "./redirect/clicks";
 
 export const LINK_CHANNEL = "link_changed";
@@ -21,8 +21,8 @@ export type AppServices = {
   mail: Mailer;
   log: Logger;
   metrics: Metrics;
-  /** slug → link snapshot (or null for a known miss), for the redirect host. */
-  linkCache: LruCache<CachedLink | null>;
+  /** slug → link snapshot or known miss, for the redirect host. */
+  linkCache: LruCache<CacheEntry>;
   /** Drop cached slugs here and in every other instance. Call after every committed link write. */
   invalidateSlugs(slugs: string[]): Promise<void>;
   /** Set by the redirect host at start: where counted visits go. */
@@ -31,7 +31,7 @@ export type AppServices = {
 
 export async function createServices(config: Config, database: Database, opts: { logger?: Logger; cacheSize?: number; rateLimitPrefix?: string } = {}): Promise<AppServices> {
   const log = opts.logger ?? createLogger(config.logLevel);
-  const linkCache = new LruCache<CachedLink | null>(opts.cacheSize ?? 50_000);
+  const linkCache = new LruCache<CacheEntry>(opts.cacheSize ?? 50_000);
   const services: AppServices = {
     config,
     database,
@@ -54,7 +54,9 @@ export async function createServices(config: Config, database: Database, opts: {
       }
     },
   };
-  await database.listen(LINK_CHANNEL, (slug) => linkCache.delete(slug));
+  // On every (re)subscription the cache is dropped: notifications sent while the listener was
+  // disconnected are lost, so nothing cached before can be trusted.
+  await database.listen(LINK_CHANNEL, (slug) => linkCache.delete(slug), () => linkCache.clear());
   services.clicks = startClickRecorder(services);
   return services;
 }

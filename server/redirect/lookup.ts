@@ -23,15 +23,21 @@ export type CachedLink = {
 
 export const CACHE_TTL_MS = 60_000;
 
+/** A known miss ("no live link has this slug"), kept with its time like a hit. */
+export type CachedMiss = { miss: true; cachedAt: number };
+export type CacheEntry = CachedLink | CachedMiss;
+const isMiss = (e: CacheEntry): e is CachedMiss => "miss" in e;
+
 /**
  * The cached answer for a slug without touching the database: the link, null for a known miss,
  * undefined when it must be read. Lets the hot path answer a cache hit without awaiting.
  */
 export function peekLinkBySlug(app: AppServices, slug: string, now = Date.now()): CachedLink | null | undefined {
-  const hit = app.linkCache.get(slug);
-  // Known misses stay cached until a create invalidates them; hits are re-read after the TTL.
-  if (hit === null || (hit !== undefined && now - hit.cachedAt < CACHE_TTL_MS)) return hit;
-  return undefined;
+  const entry = app.linkCache.get(slug);
+  // Invalidations (NOTIFY) drop entries at once; the TTL covers a notification that never came,
+  // for misses too, so a link created on another instance cannot stay 404 here.
+  if (entry === undefined || now - entry.cachedAt >= CACHE_TTL_MS) return undefined;
+  return isMiss(entry) ? null : entry;
 }
 
 /** The live (not deleted) link with this slug, through the cache. Null when there is none. */
@@ -47,13 +53,13 @@ export async function lookupLinkBySlug(app: AppServices, slug: string): Promise<
     // Database away: the expired snapshot is the best answer there is (issue 8: cached links
     // keep redirecting during an outage); invalidations still drop it.
     const stale = app.linkCache.get(slug);
-    if (stale) return stale;
+    if (stale) return isMiss(stale) ? null : stale;
     throw e;
   }
   const [row] = rows;
   const value: CachedLink | null = row ? { ...row, targeting: row.targeting ?? null, cachedAt: now } : null;
   // An invalidation that arrived while we read may mean this row is already stale: don't keep it.
-  if (app.linkCache.version === version) app.linkCache.set(slug, value);
+  if (app.linkCache.version === version) app.linkCache.set(slug, value ?? { miss: true, cachedAt: now });
   return value;
 }
 
