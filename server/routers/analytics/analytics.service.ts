@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lt, lte, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { clickRollups, clicks, links } from "../../../db/schema";
 import { notFound } from "../../http/errors";
@@ -29,16 +29,19 @@ function bounds(range: Range): { lo: number; hi: number } | null {
 /** Clicks of `[lo, hi)` as a condition on the primary key. */
 const tsBetween = (lo: number, hi: number) => and(gte(clicks.ts, tsKey(lo)), lt(clicks.ts, tsKey(hi)))!;
 
+/** Which links: explicit ids, or a subquery selecting `id` (for a whole workspace). */
+export type LinkIds = string[] | SQLWrapper;
+
 /**
  * Exact click counts per link in an inclusive range, uncapped (decisions §6). Whole hours come
  * from `click_rollups`; the partial hours at either edge are counted from `clicks` itself.
  * Links without clicks are in the map with 0.
  */
-export async function countClicks(db: DbOrTx, linkIds: string[], from?: number, to?: number): Promise<Map<string, number>> {
+export async function countClicks(db: DbOrTx, linkIds: LinkIds, from?: number, to?: number): Promise<Map<string, number>> {
   const range: Range = { from, to };
-  const counts = new Map<string, number>(linkIds.map((id) => [id, 0]));
+  const counts = new Map<string, number>(Array.isArray(linkIds) ? linkIds.map((id) => [id, 0]) : []);
   const b = bounds(range);
-  if (!linkIds.length || !b) return counts;
+  if ((Array.isArray(linkIds) && !linkIds.length) || !b) return counts;
   const add = (rows: { linkId: string; n: number }[]) => rows.forEach((r) => counts.set(r.linkId, (counts.get(r.linkId) ?? 0) + Number(r.n)));
 
   const firstFull = Math.ceil(b.lo / HOUR_MS) * HOUR_MS;
@@ -70,7 +73,7 @@ export async function countClicks(db: DbOrTx, linkIds: string[], from?: number, 
 }
 
 /** Sum of `countClicks` over the links. */
-export async function countClicksTotal(db: DbOrTx, linkIds: string[], range: Range = {}): Promise<number> {
+export async function countClicksTotal(db: DbOrTx, linkIds: LinkIds, range: Range = {}): Promise<number> {
   let total = 0;
   for (const n of (await countClicks(db, linkIds, range.from, range.to)).values()) total += n;
   return total;
@@ -114,11 +117,11 @@ const toClickEvent = (r: ClickRow): ClickEventDto => ({
  * The newest clicks of each link in the range, at most `perLink` each, newest first overall.
  * One query: a window over the primary key keeps it an index scan per link.
  */
-export async function listClicks(db: DbOrTx, linkIds: string[], range: Range = {}, perLink = CLICKS_PER_LINK): Promise<ClickRow[]> {
+export async function listClicks(db: DbOrTx, linkIds: LinkIds, range: Range = {}, perLink = CLICKS_PER_LINK): Promise<ClickRow[]> {
   const b = bounds(range);
-  if (!linkIds.length || !b) return [];
+  if ((Array.isArray(linkIds) && !linkIds.length) || !b) return [];
   const where = and(inArray(clicks.linkId, linkIds), tsBetween(b.lo, b.hi));
-  if (linkIds.length === 1) {
+  if (Array.isArray(linkIds) && linkIds.length === 1) {
     return db.select(clickColumns).from(clicks).where(where).orderBy(desc(clicks.ts)).limit(perLink);
   }
   const ranked = db
@@ -167,13 +170,16 @@ export async function workspaceAnalytics(
   range: Range,
 ): Promise<{ count: number; clicks: WorkspaceClickEventDto[] }> {
   const own = and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"));
-  const ids = (
-    await app.db
-      .select({ id: links.id })
-      .from(links)
-      .where(linkId === undefined ? own : and(own, eq(links.id, linkId)))
-  ).map((r) => r.id);
-  if (linkId !== undefined && !ids.length) throw notFound();
+  let ids: LinkIds;
+  if (linkId !== undefined) {
+    const [one] = await app.db.select({ id: links.id }).from(links).where(and(own, eq(links.id, linkId))).limit(1);
+    if (!one) throw notFound();
+    ids = [one.id];
+  } else {
+    // A subquery, not an id list: a workspace keeps every deleted link, and one bound parameter
+    // per link would eventually pass PostgreSQL's 65,535-parameter limit.
+    ids = app.db.select({ id: links.id }).from(links).where(own);
+  }
   const [count, rows] = await Promise.all([countClicksTotal(app.db, ids, range), listClicks(app.db, ids, range)]);
   return { count, clicks: rows.map((r) => ({ ...toClickEvent(r), link_id: r.linkId })) };
 }
