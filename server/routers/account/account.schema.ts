@@ -4,9 +4,12 @@ import { httpUrl } from "../../lib/urls";
 export const emailSchema = z.string().trim().max(200, "at most 200 characters").email("must be an e-mail address");
 
 /** Six digits; anything else is simply a wrong code (400 INVALID_CODE, decisions §8). */
-export const codeSchema = z.string().superRefine((v, ctx) => {
-  if (!/^\d{6}$/.test(v.trim())) ctx.addIssue({ code: "custom", message: "must be the 6-digit code from the e-mail", params: { code: "INVALID_CODE" } });
-});
+export const codeSchema = z
+  .string()
+  .trim()
+  .superRefine((v, ctx) => {
+    if (!/^\d{6}$/.test(v)) ctx.addIssue({ code: "custom", message: "must be the 6-digit code from the e-mail", params: { code: "INVALID_CODE" } });
+  });
 
 export const accountOutput = z.object({
   user: z.object({

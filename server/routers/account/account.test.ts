@@ -166,6 +166,15 @@ describe("e-mail change", () => {
     expect((await newSession(newEmail)).account.user.id).toBe(s.account.user.id);
   });
 
+  it("accepts the code with surrounding spaces, as pasted from the e-mail", async () => {
+    const s = await newSession();
+    const newEmail = uniqueEmail("new");
+    await http(`${t.api}/account/email`, { method: "POST", json: { email: newEmail }, headers: s.headers });
+    const v = await http(`${t.api}/account/email/verify`, { method: "POST", json: { code: ` ${latestCode(t, newEmail)} ` }, headers: s.headers });
+    expect(v.status).toBe(200);
+    expect(v.json.user.email).toBe(newEmail);
+  });
+
   it("refuses a wrong code with 400 INVALID_CODE and a sign-in code for the new address", async () => {
     const s = await newSession();
     const newEmail = uniqueEmail("new");

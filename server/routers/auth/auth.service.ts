@@ -26,7 +26,7 @@ export async function verifySignIn(ctx: Context, rawEmail: string, code: string)
   const { app } = ctx;
   const email = normalizeEmail(rawEmail);
   const userId = await app.db.transaction(async (tx) => {
-    const match = await consumeEmailCode(tx, app.config.sessionSecret, { purpose: "sign_in", email }, code.trim());
+    const match = await consumeEmailCode(tx, app.config.sessionSecret, { purpose: "sign_in", email }, code);
     if (!match) return null;
     const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email));
     if (existing) return existing.id;
