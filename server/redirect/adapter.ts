@@ -207,6 +207,7 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
         const { g, facts: f } = await facts();
         answer(req, res, link, v, decide(link, f, now, { passwordPassed: true }), g.geo);
       };
+      // The password was removed while this visitor had the form open: let them through.
       if (!link.passwordHash) return await pass();
       const decided = decide(link, { os: v.os, country: null, socialCrawler: false }, now);
       if (decided.kind !== "password_form") return answer(req, res, link, v, decided); // expired

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "nod
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import type { EdgeInfo, Place } from "../lib/edge";
-import { randomFillSync } from "node:crypto";
+import { clickTs } from "../lib/ids";
 import { parseUserAgent } from "../lib/user-agent";
 import type { AppServices } from "../services";
 import { isPublicIp, lookupGeo, NO_GEO, type GeoInfo } from "./geo";
@@ -64,21 +64,6 @@ export type RecorderOptions = {
    */
   maxBuffered?: number;
 };
-
-const BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz";
-const pool = Buffer.alloc(8192);
-let poolAt = pool.length;
-/**
- * `<13-digit ms>#<8 base-36 chars>` like lib/ids' clickTs, from a pooled random buffer: the
- * writer makes tens of thousands a second and one randomBytes call each was a visible cost.
- * (256 % 36 ≠ 0 gives a slight bias in the random part; it only has to make keys unique.)
- */
-function clickTs(timestampMs: number): string {
-  if (poolAt + 8 > pool.length) (randomFillSync(pool), (poolAt = 0));
-  let r = "";
-  for (let i = 0; i < 8; i++) r += BASE36[pool[poolAt++] % 36];
-  return `${String(timestampMs).padStart(13, "0")}#${r}`;
-}
 
 /** Whether turning this visit into a click needs a GeoIP lookup (the only async part). */
 const needsGeoLookup = (v: Visit, edgeMode: "none" | "cloudfront" | "cloudflare") => !v.geo && edgeMode === "none" && isPublicIp(v.ip);

@@ -3,7 +3,6 @@ import proxyaddr from "proxy-addr";
 import { readEdgeHeaders, type EdgeInfo } from "../lib/edge";
 import { parseUserAgent, type ParsedAgent } from "../lib/user-agent";
 import type { Config } from "../config";
-import { lookupGeo } from "./geo";
 
 /** The visitor as the request path sees it: only what the answer may need, cheaply. */
 export type RequestVisitor = {
@@ -43,10 +42,4 @@ export function readVisitor(req: IncomingMessage, config: Pick<Config, "edgeHead
     ip: trust === NO_TRUST ? (req.socket.remoteAddress ?? "") : proxyaddr(req, trust),
     referer: referer ? referer.slice(0, 2048) : null,
   };
-}
-
-/** The visitor's country: the edge's when trusted, else the local GeoIP database's. */
-export async function visitorCountry(v: RequestVisitor, config: Pick<Config, "edgeHeaders">): Promise<string | null> {
-  if (config.edgeHeaders !== "none") return v.edge?.country ?? null;
-  return (await lookupGeo(v.ip)).country;
 }
