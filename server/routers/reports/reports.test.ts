@@ -1,5 +1,6 @@
 import { randomInt } from "node:crypto";
 import { eq } from "drizzle-orm";
+import { slugFromReportedUrl } from "./short-link-url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { abuseReports, users } from "../../../db/schema";
 import { newId } from "../../lib/ids";
@@ -58,6 +59,11 @@ describe("POST /reports", () => {
       status: "open",
     });
     expect(rows[0].createdAt).toBeGreaterThanOrEqual(before);
+  });
+
+  it("treats the redirect domain written with a trailing dot as the redirect domain", () => {
+    expect(slugFromReportedUrl("https://go.test./Abcd", "go.test")).toBe("abcd");
+    expect(slugFromReportedUrl("https://go.test.evil/abcd", "go.test")).toBeNull();
   });
 
   it("accepts every url form of decisions §7 and lower-cases the slug", async () => {

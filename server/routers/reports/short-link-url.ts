@@ -1,4 +1,5 @@
-const SLUG_RE = /^[0-9a-z-]{1,50}$/;
+import { SLUG_RE } from "../links/links.schema";
+
 const SCHEME_RE = /^[a-z][a-z0-9+.-]*:/i;
 
 /**
@@ -33,8 +34,10 @@ export function slugFromReportedUrl(input: string, domain: string | null): strin
 /** The redirect domain carries its port only when it is not the default one; accept either scheme's default. */
 function sameHost(url: URL, domain: string): boolean {
   const want = domain.toLowerCase();
-  if (url.host === want) return true;
+  // "go.example." is the same host as "go.example" (as for the loop check in lib/urls).
+  const hostname = url.hostname.replace(/\.$/, "");
+  if (`${hostname}${url.port ? `:${url.port}` : ""}` === want) return true;
   const [host, port] = want.split(":");
   if (port) return false;
-  return url.hostname === host && (url.port === "" || url.port === "80" || url.port === "443");
+  return hostname === host && (url.port === "" || url.port === "80" || url.port === "443");
 }
