@@ -92,7 +92,18 @@ export const createLinkInput = z
     og_description: linkFields.og_description.optional(),
     og_image: linkFields.og_image.optional(),
   })
-  .strict();
+  .strict()
+  // In the schema, so the failure is listed with every other failing field (decisions §3).
+  .superRefine((v, ctx) => {
+    if (v.expiration_url !== undefined && v.expires_at === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["expiration_url"],
+        message: "requires expires_at, sent in the same request or already stored",
+        params: { code: "EXPIRATION_URL_WITHOUT_EXPIRY" },
+      });
+    }
+  });
 export type CreateLinkInput = z.output<typeof createLinkInput>;
 
 export const updateLinkBody = z

@@ -88,7 +88,6 @@ export async function createLink(ctx: Context, actor: Actor | null, input: Creat
   const { app } = ctx;
   if (!actor) await consume(app.limits, "anonymousCreate", ctx.req.ip);
   checkNoLoops(app.config, input);
-  if (input.expiration_url !== undefined && input.expires_at === undefined) throw expiryRequired();
   const row = await insertLink(app.db, {
     workspaceId: actor?.workspaceId ?? PUBLIC_WORKSPACE_ID,
     url: input.url,

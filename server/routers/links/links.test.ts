@@ -104,6 +104,13 @@ describe("POST /links", () => {
     expect(Object.keys(r.json.fields).sort()).toEqual(["slug", "tags", "url"]);
   });
 
+  it("lists a missing expiry together with the other failing fields, under its specific code", async () => {
+    const r = await post({ url: "nope", expiration_url: "https://example.com/gone" });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toBe("EXPIRATION_URL_WITHOUT_EXPIRY");
+    expect(Object.keys(r.json.fields).sort()).toEqual(["expiration_url", "url"]);
+  });
+
   it("answers 409 LINK_ID_ALREADY_IN_USE for a taken slug", async () => {
     await newLink({ slug: "taken-slug" });
     const r = await post({ url: "https://example.com/", slug: "taken-slug" }, bob.auth);

@@ -1,6 +1,5 @@
 import { randomInt } from "node:crypto";
 import { eq } from "drizzle-orm";
-import { slugFromReportedUrl } from "./short-link-url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { abuseReports, users } from "../../../db/schema";
 import { newId } from "../../lib/ids";
