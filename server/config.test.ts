@@ -39,6 +39,11 @@ describe("configuration (decisions §1)", () => {
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), [name]: value })).toThrow(name);
   });
 
+  it("refuses a REDIRECT_URL on the same host and port as APP_URL (the Host header could not tell them apart)", () => {
+    expect(() => parseConfig({ DATA_DIR: tempDataDir(), APP_URL: "http://localhost:4000", REDIRECT_URL: "http://localhost:4000" })).toThrow("REDIRECT_URL");
+    expect(parseConfig({ DATA_DIR: tempDataDir(), APP_URL: "http://app.localhost:4000", REDIRECT_URL: "http://go.localhost:4000" }).redirectDomain).toBe("go.localhost:4000");
+  });
+
   it("stops the start with a message naming the variable", () => {
     const r = spawnSync("node_modules/.bin/tsx", ["server/main.ts"], {
       env: { ...process.env, EDGE_HEADERS: "akamai", DATA_DIR: tempDataDir(), DATABASE_URL: "" },

@@ -80,6 +80,13 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const e = parsed.data;
   const apiUrl = e.API_URL ?? `${e.APP_URL}/api`;
   const redirectUrl = new URL(e.REDIRECT_URL);
+  // Origins sharing a port are told apart by the Host header (decisions §1): the redirect domain
+  // needs a host of its own, or every slug would be answered by the dashboard.
+  for (const [name, url] of [["APP_URL", e.APP_URL], ["API_URL", apiUrl]] as const) {
+    if (new URL(url).host === redirectUrl.host) {
+      throw new ConfigError(`Invalid configuration:\n  REDIRECT_URL: must not share its host and port with ${name} (${redirectUrl.host})`);
+    }
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   return Object.freeze({
     appUrl: new URL(e.APP_URL),
