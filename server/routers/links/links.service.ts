@@ -41,6 +41,24 @@ export function toLinkDto(row: LinkRow, config: Config): LinkDto {
 
 const isSlugConflict = (e: unknown) => isUniqueViolation(e, SLUG_INDEX);
 
+export type SlugConflictCode = "LINK_ID_ALREADY_IN_USE" | "SLUG_ALREADY_IN_USE";
+
+/**
+ * Runs a write that claims `slug` inside a savepoint, so a taken slug (the unique index decides)
+ * answers 409 `code` without aborting the caller's transaction. Links and linktrees word it differently.
+ */
+export async function withSlug<T>(db: DbOrTx, slug: string, code: SlugConflictCode, write: (sp: DbOrTx) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction(write);
+  } catch (e) {
+    if (isSlugConflict(e)) throw new AppError(code, { message: `slug ${slug} is taken` });
+    throw e;
+  }
+}
+
+/** Strictly increasing, so every write shows in `updated_at`, even within one millisecond. */
+export const nextUpdatedAt = (previous: number, now = Date.now()) => Math.max(now, previous + 1);
+
 /** Stored URLs must not point back at the redirect domain (no loops). */
 export function checkNoLoops(config: Config, input: Record<string, unknown>): void {
   const fields: Fields = {};
@@ -69,19 +87,14 @@ type NewLink = { workspaceId: string; url: string; kind?: LinkRow["kind"]; slug?
  * Inserts one link row with the given slug, or a generated one. A taken slug answers
  * `conflictCode` (links and linktrees word it differently). Used by links and linktrees alike.
  */
-export async function insertLink(db: DbOrTx, values: NewLink, conflictCode: "LINK_ID_ALREADY_IN_USE" | "SLUG_ALREADY_IN_USE" = "LINK_ID_ALREADY_IN_USE"): Promise<LinkRow> {
+export async function insertLink(db: DbOrTx, values: NewLink, conflictCode: SlugConflictCode = "LINK_ID_ALREADY_IN_USE"): Promise<LinkRow> {
   const now = Date.now();
   const row = (slug: string) => ({ ...values, id: newLinkId(), slug, kind: values.kind ?? "link", createdAt: now, updatedAt: now });
   if (values.slug === undefined) {
     return withGeneratedSlug(db, async (slug, tx) => (await tx.insert(links).values(row(slug)).returning())[0], isSlugConflict);
   }
-  try {
-    // Savepoint: a conflict must not abort the caller's transaction before we answer 409.
-    return await db.transaction(async (sp) => (await sp.insert(links).values(row(values.slug!)).returning())[0]);
-  } catch (e) {
-    if (isSlugConflict(e)) throw new AppError(conflictCode, { message: `slug ${values.slug} is taken` });
-    throw e;
-  }
+  const slug = values.slug;
+  return withSlug(db, slug, conflictCode, async (sp) => (await sp.insert(links).values(row(slug)).returning())[0]);
 }
 
 export async function createLink(ctx: Context, actor: Actor | null, input: CreateLinkInput): Promise<LinkDto> {
@@ -138,7 +151,7 @@ export async function updateLink(app: AppServices, actor: Actor, input: UpdateLi
     const current = await findOwnLink(tx, actor, id, true);
     if (current.deletedAt !== null) throw notFound();
     if (current.kind !== "link") throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
-    const set: Partial<LinkRow> = { updatedAt: Math.max(Date.now(), current.updatedAt + 1) };
+    const set: Partial<LinkRow> = { updatedAt: nextUpdatedAt(current.updatedAt) };
     if (patch.url !== undefined) set.url = patch.url;
     if (patch.slug !== undefined) set.slug = patch.slug;
     if (patch.tags !== undefined) set.tags = patch.tags;
@@ -155,13 +168,8 @@ export async function updateLink(app: AppServices, actor: Actor, input: UpdateLi
     if (patch.og_title !== undefined) set.ogTitle = patch.og_title || null;
     if (patch.og_description !== undefined) set.ogDescription = patch.og_description || null;
     if (patch.og_image !== undefined) set.ogImage = patch.og_image;
-    try {
-      const [row] = await tx.transaction((sp) => sp.update(links).set(set).where(eq(links.id, id)).returning());
-      return { before: current, after: row };
-    } catch (e) {
-      if (isSlugConflict(e)) throw new AppError("LINK_ID_ALREADY_IN_USE", { message: `slug ${patch.slug} is taken` });
-      throw e;
-    }
+    const [row] = await withSlug(tx, set.slug ?? current.slug, "LINK_ID_ALREADY_IN_USE", (sp) => sp.update(links).set(set).where(eq(links.id, id)).returning());
+    return { before: current, after: row };
   });
   await app.invalidateSlugs([...new Set([before.slug, after.slug])]);
   return toLinkDto(after, app.config);

@@ -1,13 +1,12 @@
 import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links, linktreeItems, linktrees } from "../../../db/schema";
-import { AppError, isUniqueViolation, notFound, validation } from "../../http/errors";
+import { notFound, validation } from "../../http/errors";
 import { newId } from "../../lib/ids";
-import { SLUG_INDEX } from "../../lib/slugs";
 import type { AppServices } from "../../services";
 import type { Actor } from "../../trpc/context";
 import { countClicks } from "../analytics/analytics.service";
-import { checkNoLoops, insertLink, shortUrl } from "../links/links.service";
+import { checkNoLoops, insertLink, nextUpdatedAt, shortUrl, withSlug } from "../links/links.service";
 import type {
   AnalyticsInput,
   CreateItemInput,
@@ -73,11 +72,7 @@ const toItemDto = (app: AppServices, r: ItemRow): ItemDto => ({
   updated_at: r.updatedAt,
 });
 
-/** Strictly increasing, so a write is always visible in `updated_at` even within one millisecond. */
-const nextUpdatedAt = (previous: number) => Math.max(Date.now(), previous + 1);
 const clamp = (v: number, lo: number, hi: number) => Math.min(Math.max(v, lo), hi);
-
-const slugTaken = (slug: string) => new AppError("SLUG_ALREADY_IN_USE", { message: `slug ${slug} is taken` });
 
 /**
  * A linktree of the actor's workspace, or 404. `forUpdate` locks the linktree row: every change of
@@ -180,14 +175,10 @@ export async function updateLinktree(app: AppServices, actor: Actor, input: Upda
     const updatedAt = nextUpdatedAt(current.updatedAt);
     let slug = current.slug;
     if (patch.slug !== undefined && patch.slug !== current.slug) {
-      // Moves the reservation: the unique slug index decides, inside a savepoint so the 409 is clean.
-      try {
-        await tx.transaction((sp) => sp.update(links).set({ slug: patch.slug!, url: pageUrl(app, patch.slug!), updatedAt }).where(eq(links.id, current.linkId)));
-      } catch (e) {
-        if (isUniqueViolation(e, SLUG_INDEX)) throw slugTaken(patch.slug);
-        throw e;
-      }
-      slug = patch.slug;
+      // Moves the reservation: the unique slug index decides.
+      const next = patch.slug;
+      await withSlug(tx, next, "SLUG_ALREADY_IN_USE", (sp) => sp.update(links).set({ slug: next, url: pageUrl(app, next), updatedAt }).where(eq(links.id, current.linkId)));
+      slug = next;
     }
     const set: Partial<typeof linktrees.$inferInsert> = { updatedAt };
     if (patch.title !== undefined) set.title = patch.title;
@@ -306,7 +297,7 @@ export async function reorderItems(app: AppServices, actor: Actor, id: string, i
         out.push(item);
         continue;
       }
-      const updatedAt = Math.max(now, item.updatedAt + 1);
+      const updatedAt = nextUpdatedAt(item.updatedAt, now);
       await tx.update(linktreeItems).set({ position, updatedAt }).where(eq(linktreeItems.id, itemId));
       out.push({ ...item, position, updatedAt });
     }
