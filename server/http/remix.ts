@@ -31,10 +31,22 @@ export function remixContext(app: AppServices, req: express.Request, res: expres
   return { app, ctx, caller: createCaller(ctx), nonce: String(res.locals.cspNonce ?? "") };
 }
 
+const BUILD_FILE = path.join(BUILD_DIR, "index.js");
+
+/** Fails fast (at start) when the dashboard was never built. */
+export function assertRemixBuild(): void {
+  if (!existsSync(BUILD_FILE)) throw new Error(`Remix build missing at ${BUILD_FILE}: run npm run build`);
+}
+
+let buildModule: Promise<ServerBuild> | undefined;
+/** The Remix server build, imported once on first use (the dashboard and the linktree pages share it). */
+export function loadRemixBuild(): Promise<ServerBuild> {
+  assertRemixBuild();
+  return (buildModule ??= import(pathToFileURL(BUILD_FILE).href) as Promise<ServerBuild>);
+}
+
 export async function createRemixHandler(app: AppServices): Promise<express.RequestHandler> {
-  const buildFile = path.join(BUILD_DIR, "index.js");
-  if (!existsSync(buildFile)) throw new Error(`Remix build missing at ${buildFile}: run npm run build`);
-  const build = (await import(pathToFileURL(buildFile).href)) as ServerBuild;
+  const build = await loadRemixBuild();
   const router = express.Router();
   router.use("/build", express.static(path.resolve("public/build"), { immutable: true, maxAge: "1y" }));
   router.use(express.static(path.resolve("public"), { maxAge: "1h" }));

@@ -1,12 +1,10 @@
 import http from "node:http";
-import { existsSync } from "node:fs";
-import path from "node:path";
 import { randomUUID } from "node:crypto";
 import express from "express";
 import type { AppServices } from "../services";
 import { createApiRouter, securityHeaders } from "./app";
 import { createAdminEndpoint } from "../admin/endpoint";
-import { BUILD_DIR, createRemixHandler } from "./remix";
+import { assertRemixBuild, createRemixHandler } from "./remix";
 import { createRedirectApp, type LinktreePageHandler } from "../redirect/adapter";
 import { createLinktreePageHandler } from "../redirect/linktree-page";
 import { sendError } from "./rest";
@@ -45,11 +43,10 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   // The Remix build (React, charts: the largest part of the process) is imported on the first
   // request that needs it, so start is quick and a redirect-only instance never holds it.
   if (opts.remix !== false) {
-    const buildFile = path.join(BUILD_DIR, "index.js");
-    if (!existsSync(buildFile)) throw new Error(`Remix build missing at ${buildFile}: run npm run build`);
+    assertRemixBuild();
+    web.use(lazyHandler(() => createRemixHandler(app)));
   }
-  if (opts.remix !== false) web.use(lazyHandler(() => createRemixHandler(app)));
-  else web.use((_q, s) => s.status(404).type("text").send("Not found"));
+  if (opts.remix === false) web.use((_q, s) => s.status(404).type("text").send("Not found"));
 
   // Linktree pages are rendered by a Remix route, so they exist only when Remix is on.
   let linktreePage: Promise<LinktreePageHandler> | undefined;

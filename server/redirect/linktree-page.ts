@@ -1,9 +1,6 @@
-import path from "node:path";
-import { existsSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import { createRequestHandler, type ServerBuild } from "@remix-run/node";
 import { base } from "../config";
-import { BUILD_DIR, remixContext } from "../http/remix";
+import { loadRemixBuild, remixContext } from "../http/remix";
 import type { AppServices } from "../services";
 import type { LinktreePageHandler } from "./adapter";
 
@@ -16,13 +13,6 @@ export type LinktreePageContext = { linktreePage: true };
 /** Response headers not to copy: the body is re-sent whole, so Express sets its own length. */
 const SKIP_HEADERS = new Set(["content-length", "transfer-encoding", "content-encoding", "connection"]);
 
-async function loadBuild(): Promise<ServerBuild> {
-  const file = path.join(BUILD_DIR, "index.js");
-  if (!existsSync(file)) throw new Error(`Remix build missing at ${file}: run npm run build`);
-  // Same URL as server/http/remix.ts, so Node hands back the same module instance.
-  return (await import(pathToFileURL(file).href)) as ServerBuild;
-}
-
 /**
  * The public page of a linktree on the redirect host. The adapter hands over requests for
  * slugs whose link record is a linktree's own; the page itself is rendered by a Remix route
@@ -30,7 +20,7 @@ async function loadBuild(): Promise<ServerBuild> {
  * A view is counted only when the published page is served (200).
  */
 export async function createLinktreePageHandler(app: AppServices, build?: ServerBuild): Promise<LinktreePageHandler> {
-  const handle = createRequestHandler(build ?? (await loadBuild()), "production");
+  const handle = createRequestHandler(build ?? (await loadRemixBuild()), "production");
   const redirectBase = base(app.config.redirectUrl);
 
   return async (req, res, link, countView) => {
