@@ -42,6 +42,11 @@ const HTML_HEADERS = {
   "X-Frame-Options": "DENY",
   "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src https: http: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
+// The password form posts to itself, but the answer is a 302 to the destination (another origin),
+// and CSP 3 applies form-action to redirects too: any http(s) destination must be allowed.
+const PASSWORD_FORM_HEADERS = {
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src https: http: data:; form-action 'self' http: https:; frame-ancestors 'none'; base-uri 'none'",
+};
 
 function sendHtml(res: ServerResponse, status: number, html: string, head: boolean, extra: Record<string, string> = {}) {
   const body = Buffer.from(html);
@@ -107,7 +112,7 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
         sendHtml(res, 200, shareCardPage(link, redirectBase), head);
         return outcome("card");
       case "password_form":
-        sendHtml(res, 200, passwordFormPage(link.slug), head);
+        sendHtml(res, 200, passwordFormPage(link.slug), head, PASSWORD_FORM_HEADERS);
         return outcome("password_form");
     }
   }
@@ -213,7 +218,7 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
       if (decided.kind !== "password_form") return answer(req, res, link, v, decided); // expired
       const password = typeof req.body?.password === "string" ? req.body.password : "";
       const form = (status: number, state: FormState, headers: Record<string, string> = {}) => {
-        sendHtml(res, status, passwordFormPage(link.slug, state), false, headers);
+        sendHtml(res, status, passwordFormPage(link.slug, state), false, { ...PASSWORD_FORM_HEADERS, ...headers });
         outcome(state === "limited" ? "password_limited" : "password_wrong");
       };
       if (!password) return form(401, "empty");
