@@ -213,9 +213,8 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
         answer(req, res, link, v, decide(link, f, now, { passwordPassed: true }), g.geo);
       };
       // The password was removed while this visitor had the form open: let them through.
+      // (An expired link still asks for the password first: decide gives its answer after.)
       if (!link.passwordHash) return await pass();
-      const decided = decide(link, { os: v.os, country: null, socialCrawler: false }, now);
-      if (decided.kind !== "password_form") return answer(req, res, link, v, decided); // expired
       const password = typeof req.body?.password === "string" ? req.body.password : "";
       const form = (status: number, state: FormState, headers: Record<string, string> = {}) => {
         sendHtml(res, status, passwordFormPage(link.slug, state), false, { ...PASSWORD_FORM_HEADERS, ...headers });

@@ -63,6 +63,13 @@ describe("decide: the table's rules", () => {
   it("a password that passed redirects with 302 applying targeting", () => {
     expect(decide(link({ passwordHash: "h", targeting }), android, NOW, { passwordPassed: true })).toEqual({ kind: "redirect", status: 302, location: "https://android.example/", rule: "android" });
   });
+  it("an expired link with a password shows the form first (to crawlers too: no card), then the expiry answer", () => {
+    const l = link({ ...expired, passwordHash: "h", ...card, expirationUrl: "https://gone.example/" });
+    expect(decide(l, person, NOW)).toEqual({ kind: "password_form" });
+    expect(decide(l, crawler, NOW)).toEqual({ kind: "password_form" });
+    expect(decide(l, iphone, NOW, { passwordPassed: true })).toEqual({ kind: "redirect", status: 302, location: "https://gone.example/", rule: "expiration_url" });
+    expect(decide(link({ ...expired, passwordHash: "h" }), person, NOW, { passwordPassed: true })).toEqual({ kind: "expired", rule: "expired_404" });
+  });
   it("country codes match case-insensitively", () => {
     expect(decide(link({ targeting }), { os: null, country: "br", socialCrawler: false }, NOW)).toMatchObject({ rule: "geo" });
   });

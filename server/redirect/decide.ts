@@ -32,13 +32,16 @@ export const needsCountry = (link: LinkSnapshot, now: number) => !isExpired(link
  * the redirect then is a 302 (the answer to a form post, never to be cached).
  */
 export function decide(link: LinkSnapshot, visitor: VisitorFacts, now: number, opts: { passwordPassed?: boolean } = {}): Answer {
-  // An expired link ignores targeting, share cards and the password.
-  if (isExpired(link, now)) {
-    return link.expirationUrl ? { kind: "redirect", status: 302, location: link.expirationUrl, rule: "expiration_url" } : { kind: "expired", rule: "expired_404" };
-  }
+  const expired = isExpired(link, now);
   if (!opts.passwordPassed) {
-    if (visitor.socialCrawler && hasCard(link)) return { kind: "card" };
+    // An expired link ignores share cards, not the password: the form comes first (service.md
+    // counts a password link's visit only after the password), then the expiry answer.
+    if (!expired && visitor.socialCrawler && hasCard(link)) return { kind: "card" };
     if (link.passwordHash) return { kind: "password_form" };
+  }
+  // An expired link ignores targeting.
+  if (expired) {
+    return link.expirationUrl ? { kind: "redirect", status: 302, location: link.expirationUrl, rule: "expiration_url" } : { kind: "expired", rule: "expired_404" };
   }
   const status = opts.passwordPassed ? 302 : 301;
   const t = link.targeting;

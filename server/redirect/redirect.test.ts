@@ -337,6 +337,28 @@ describe("password links", () => {
     expect((await postPassword(l.slug, "", { "x-forwarded-for": "198.51.100.16" })).status).toBe(401);
   });
 
+  it("an expired link with a password: the form first, then the expiry answer, counted only after the password", async () => {
+    const gone = await newLink({ password: PW, expires_at: Date.now() + 3_600_000, expiration_url: "https://gone.example/" });
+    const plain = await newLink({ password: PW, expires_at: Date.now() + 3_600_000 });
+    await expire(gone.id, gone.slug);
+    await expire(plain.id, plain.slug);
+    for (const l of [gone, plain]) {
+      const r = await visit(l.slug);
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('name="password"');
+      expect(r.text).not.toContain("gone.example");
+      expect((await postPassword(l.slug, "wrong guess", { "x-forwarded-for": "198.51.100.17" })).status).toBe(401);
+      expect((await clicksOf(l.id)).count).toBe(0);
+    }
+    const r = await postPassword(gone.slug, PW, { "x-forwarded-for": "198.51.100.17" });
+    expect(r.status).toBe(302);
+    expect(r.headers.get("location")).toBe("https://gone.example/");
+    expect((await clicksOf(gone.id)).clicks.map((x) => x.rule)).toEqual(["expiration_url"]);
+    const p = await postPassword(plain.slug, PW, { "x-forwarded-for": "198.51.100.17" });
+    expect(p.status).toBe(404);
+    expect((await clicksOf(plain.id)).clicks.map((x) => x.rule)).toEqual(["expired_404"]);
+  });
+
   it("POST to an unknown slug answers 404", async () => {
     expect((await postPassword("zzzz-nope", PW)).status).toBe(404);
   });
