@@ -140,19 +140,23 @@ export function toPublicError(err: unknown): PublicError {
   return { status: 500, body: { error: "INTERNAL_ERROR" } };
 }
 
-/** Connection-level failures (PostgreSQL down or unreachable), as opposed to query errors. */
+/**
+ * Connection-level failures (PostgreSQL down, unreachable or refusing connections), as opposed to
+ * query errors. A FATAL error ends the session before or instead of the query: ALLOW_CONNECTIONS
+ * false (55000), a dropped database (3D000), too many clients (53300), failed authentication.
+ */
 export function isDatabaseUnavailable(e: unknown): boolean {
-  const code = (e as { code?: string } | null)?.code;
+  const err = e as { code?: unknown; severity?: unknown } | null;
+  const code = typeof err?.code === "string" ? err.code : "";
   return (
-    code === "ECONNREFUSED" ||
-    code === "ECONNRESET" ||
-    code === "ETIMEDOUT" ||
-    code === "CONNECT_TIMEOUT" ||
-    code === "CONNECTION_CLOSED" ||
-    code === "CONNECTION_ENDED" ||
-    code === "CONNECTION_DESTROYED" ||
+    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|CONNECT_TIMEOUT|CONNECTION_(CLOSED|ENDED|DESTROYED))$/.test(code) ||
+    code.startsWith("08") || // connection_exception
+    code === "53300" || // too_many_connections
     code === "57P01" || // admin_shutdown
+    code === "57P02" || // crash_shutdown
     code === "57P03" || // cannot_connect_now
+    err?.severity === "FATAL" ||
+    err?.severity === "PANIC" ||
     (e instanceof Error && e.cause !== undefined && isDatabaseUnavailable(e.cause))
   );
 }

@@ -120,3 +120,54 @@ describe("operations", () => {
     }
   });
 });
+
+describe("a database that refuses connections", () => {
+  const serverUrl = process.env.DATABASE_URL;
+  const expect503 = async (res: Awaited<ReturnType<typeof http>>, what: string) => {
+    expect(res.status, `${what}: ${res.text}`).toBe(503);
+    expect(res.json, what).toEqual({ error: "SERVICE_UNAVAILABLE" });
+    expect(res.headers.get("retry-after"), what).toMatch(/^\d+$/);
+  };
+
+  // Only a real PostgreSQL refuses connections; the embedded PGlite has none to refuse.
+  it("answers 503 SERVICE_UNAVAILABLE with Retry-After when the database does not allow connections", async (ctx) => {
+    if (!serverUrl) return ctx.skip("needs DATABASE_URL (a real PostgreSQL); skipped on PGlite");
+    const { default: postgres } = await import("postgres");
+    const t = await (await import("../test/harness")).createTestServer();
+    const name = new URL(t.app.database.url!).pathname.slice(1);
+    const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+    try {
+      const user = await t.user();
+      expect((await http(`${t.api}/links`, { headers: user.auth })).status).toBe(200);
+      await admin.unsafe(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+      await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
+      // The first query may meet the terminated connection (57P01); the next ones meet the refusal (55000).
+      for (let i = 0; i < 3; i++) {
+        await expect503(await http(`${t.api}/links`, { headers: user.auth }), `GET /links #${i}`);
+        await expect503(await http(`${t.api}/links`, { method: "POST", json: { url: "https://example.com/refused" } }), `POST /links #${i}`);
+      }
+    } finally {
+      await t.close(); // drops the database WITH (FORCE), whatever ALLOW_CONNECTIONS says
+      await admin.end();
+    }
+  }, 60_000);
+
+  it("classifies the connection refusals PostgreSQL reports as unavailable, not query errors as such", async () => {
+    const { PostgresError } = (await import("postgres")) as unknown as { PostgresError: new (x: object) => Error };
+    const pg = (code: string, severity: string, message: string) => new PostgresError({ code, severity, severity_local: severity, message });
+    const { toPublicError } = await import("./errors");
+    for (const e of [
+      pg("55000", "FATAL", 'database "x" is not currently accepting connections'),
+      pg("53300", "FATAL", "sorry, too many clients already"),
+      pg("53300", "FATAL", 'too many connections for database "x"'),
+      pg("3D000", "FATAL", 'database "x" does not exist'),
+      pg("57P01", "FATAL", "terminating connection due to administrator command"),
+      pg("08006", "FATAL", "connection failure"),
+    ]) {
+      expect(toPublicError(e), e.message).toEqual({ status: 503, body: { error: "SERVICE_UNAVAILABLE" }, headers: { "Retry-After": expect.stringMatching(/^\d+$/) } });
+    }
+    // The same code from an ordinary statement is a query error: 500.
+    expect(toPublicError(pg("55000", "ERROR", "currval of sequence is not yet defined in this session")).status).toBe(500);
+    expect(toPublicError(pg("42P01", "ERROR", 'relation "x" does not exist')).status).toBe(500);
+  });
+});
