@@ -225,21 +225,36 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
       // password was right: only wrong tries count, and parallel tries cannot overshoot.
       const reserved: [LimitName, string][] = [];
       const giveBack = () => Promise.all(reserved.map(([n, k]) => app.limits.get(n).reward(k, 1).catch(() => {})));
-      for (const [name, key] of [
-        ["passwordPerAddress", v.ip],
-        ["passwordPerLink", link.id],
-      ] as [LimitName, string][]) {
-        try {
-          await app.limits.get(name).consume(key, 1);
-          reserved.push([name, key]);
-        } catch (e) {
-          if (!(e instanceof RateLimiterRes)) throw e;
-          await giveBack();
-          app.metrics.rateLimited.inc({ limit: name });
-          return form(429, "limited", { "Retry-After": String(retryAfterSeconds(e)) });
-        }
+      const limited = async (name: LimitName, e: RateLimiterRes) => {
+        await giveBack();
+        app.metrics.rateLimited.inc({ limit: name });
+        form(429, "limited", { "Retry-After": String(retryAfterSeconds(e)) });
+      };
+      let firstTry: boolean;
+      try {
+        firstTry = (await app.limits.get("passwordPerAddress").consume(v.ip, 1)).consumedPoints <= 1;
+        reserved.push(["passwordPerAddress", v.ip]);
+      } catch (e) {
+        if (!(e instanceof RateLimiterRes)) throw e;
+        return limited("passwordPerAddress", e);
       }
-      if (!(await verifyPassword(password, link.passwordHash))) return form(401, "wrong");
+      // Past the per-link limit, an address with no failures still gets its password checked:
+      // otherwise a few addresses' wrong tries would lock everyone out of the link.
+      let linkFull: RateLimiterRes | undefined;
+      try {
+        await app.limits.get("passwordPerLink").consume(link.id, 1);
+        reserved.push(["passwordPerLink", link.id]);
+      } catch (e) {
+        if (!(e instanceof RateLimiterRes)) throw e;
+        if (!firstTry) return limited("passwordPerLink", e);
+        linkFull = e;
+      }
+      if (!(await verifyPassword(password, link.passwordHash))) {
+        if (!linkFull) return form(401, "wrong");
+        // The wrong try stays on the address's count.
+        app.metrics.rateLimited.inc({ limit: "passwordPerLink" });
+        return form(429, "limited", { "Retry-After": String(retryAfterSeconds(linkFull)) });
+      }
       await giveBack();
       await pass();
     } catch (e) {
