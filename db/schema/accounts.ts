@@ -5,6 +5,8 @@ const ms = (name: string) => bigint(name, { mode: "number" });
 export const workspaces = pgTable("workspaces", {
   id: text("id").primaryKey(),
   name: text("name"),
+  /** The workspace made at a user's first sign-in (users.workspace_id points at it); never shared, never deleted alone. */
+  personal: boolean("personal").notNull().default(false),
   createdAt: ms("created_at").notNull(),
 });
 
@@ -35,6 +37,8 @@ export const sessions = pgTable(
       .references(() => users.id, { onDelete: "cascade" }),
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
     createdAt: ms("created_at").notNull(),
+    /** The session's current workspace; null means the user's personal one. */
+    workspaceId: text("workspace_id"),
     device: text("device"),
     browser: text("browser"),
     platform: text("platform"),
@@ -72,9 +76,11 @@ export const apiTokens = pgTable(
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
     tokenHash: text("token_hash").notNull(),
+    /** The workspace that was current when the token was made; the token acts only there. */
+    workspaceId: text("workspace_id").notNull(),
     createdAt: ms("created_at").notNull(),
     lastUsedAt: ms("last_used_at"),
     revokedAt: ms("revoked_at"),
   },
-  (t) => [uniqueIndex("api_tokens_hash_idx").on(t.tokenHash), index("api_tokens_user_idx").on(t.userId)],
+  (t) => [uniqueIndex("api_tokens_hash_idx").on(t.tokenHash), index("api_tokens_user_idx").on(t.userId), index("api_tokens_workspace_idx").on(t.workspaceId)],
 );

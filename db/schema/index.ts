@@ -1,2 +1,5 @@
 export * from "./accounts";
 export * from "./links";
+export * from "./teams";
+export * from "./domains";
+export * from "./imports";

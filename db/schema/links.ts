@@ -15,6 +15,8 @@ export const links = pgTable(
   {
     id: text("id").primaryKey(),
     workspaceId: text("workspace_id").notNull(),
+    /** Branded domain (extensions §2); null is the default redirect domain and its shared namespace. */
+    domainId: text("domain_id"),
     slug: text("slug").notNull(),
     url: text("url").notNull(),
     kind: text("kind", { enum: ["link", "linktree", "linktree_item"] }).notNull().default("link"),
@@ -31,7 +33,8 @@ export const links = pgTable(
     deletedAt: ms("deleted_at"),
   },
   (t) => [
-    uniqueIndex("links_live_slug_idx").on(t.slug).where(sql`${t.deletedAt} IS NULL`),
+    uniqueIndex("links_live_slug_idx").on(t.slug).where(sql`${t.deletedAt} IS NULL AND ${t.domainId} IS NULL`),
+    uniqueIndex("links_domain_slug_idx").on(t.domainId, t.slug).where(sql`${t.deletedAt} IS NULL AND ${t.domainId} IS NOT NULL`),
     index("links_workspace_created_idx").on(t.workspaceId, t.createdAt.desc()),
   ],
 );
@@ -70,6 +73,8 @@ export const clicks = pgTable(
     browser: text("browser"),
     referer: text("referer"),
     rule: text("rule").notNull(),
+    /** Keyed hash of (address, User-Agent) with a salt of the day that is deleted when the day ends: unique visitors, no address stored. */
+    visitor: text("visitor"),
   },
   // `ts` starts with the 13-digit ms timestamp, so (link_id, ts) orders clicks by time per link.
   (t) => [primaryKey({ columns: [t.linkId, t.ts] })],
@@ -145,3 +150,9 @@ export const abuseReports = pgTable(
   (t) => [index("abuse_reports_status_idx").on(t.status, t.createdAt.desc())],
 );
 
+
+/** Today's (and at most yesterday's) visitor-key salts; older ones are deleted so keys cannot be linked across days. */
+export const visitorSalts = pgTable("visitor_salts", {
+  day: text("day").primaryKey(),
+  salt: text("salt").notNull(),
+});

@@ -1,6 +1,6 @@
 import { and, count, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { apiTokens, users, workspaces } from "../../db/schema";
+import { apiTokens, memberships, users, workspaces } from "../../db/schema";
 import { AppError } from "../http/errors";
 import { sha256 } from "./crypto";
 import { newId, newTokenValue } from "./ids";
@@ -18,7 +18,7 @@ export async function createUserWithWorkspace(
   return db.transaction(async (tx) => {
     const now = Date.now();
     const workspaceId = newId();
-    await tx.insert(workspaces).values({ id: workspaceId, name: input.name ? `${input.name}'s workspace` : null, createdAt: now });
+    await tx.insert(workspaces).values({ id: workspaceId, name: input.name ? `${input.name}'s workspace` : null, personal: true, createdAt: now });
     const [user] = await tx
       .insert(users)
       .values({
@@ -31,6 +31,7 @@ export async function createUserWithWorkspace(
         createdAt: now,
       })
       .returning();
+    await tx.insert(memberships).values({ workspaceId, userId: user.id, role: "owner", joinedAt: now });
     return user;
   });
 }
@@ -42,9 +43,9 @@ export const LIVE_TOKENS_BY_PLAN = { free: 1, pro: 10 } as const;
  * live-token limit is checked under a lock on the user row, so two parallel creations cannot
  * both take the last slot.
  */
-export async function issueToken(db: DbOrTx, userId: string, name: string): Promise<{ token: string; record: TokenRow }> {
+export async function issueToken(db: DbOrTx, userId: string, name: string, workspaceId?: string): Promise<{ token: string; record: TokenRow }> {
   return db.transaction(async (tx) => {
-    const [user] = await tx.select({ plan: users.plan }).from(users).where(eq(users.id, userId)).for("update");
+    const [user] = await tx.select({ plan: users.plan, workspaceId: users.workspaceId }).from(users).where(eq(users.id, userId)).for("update");
     if (!user) throw new AppError("NOT_FOUND");
     const [{ live }] = await tx
       .select({ live: count() })
@@ -54,7 +55,7 @@ export async function issueToken(db: DbOrTx, userId: string, name: string): Prom
     const token = newTokenValue();
     const [record] = await tx
       .insert(apiTokens)
-      .values({ id: newId(), userId, name, prefix: token.slice(0, 8), tokenHash: sha256(token), createdAt: Date.now() })
+      .values({ id: newId(), userId, workspaceId: workspaceId ?? user.workspaceId, name, prefix: token.slice(0, 8), tokenHash: sha256(token), createdAt: Date.now() })
       .returning();
     return { token, record };
   });

@@ -1,0 +1,38 @@
+import { bigint, index, integer, jsonb, pgTable, text } from "drizzle-orm/pg-core";
+
+const ms = (name: string) => bigint(name, { mode: "number" });
+
+export type ImportReject = { row: number; error: string; fields?: Record<string, string[]> };
+
+/**
+ * CSV imports as jobs (extensions §3): the job survives a restart and resumes after `rows_done`,
+ * the number of data rows already decided (created, skipped or rejected) in a committed batch.
+ */
+export const importJobs = pgTable(
+  "import_jobs",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    userId: text("user_id").notNull(),
+    status: text("status", { enum: ["queued", "running", "done", "failed"] }).notNull().default("queued"),
+    format: text("format").notNull(),
+    /** Column mapping: target field → source column name. */
+    mapping: jsonb("mapping").$type<Record<string, string>>(),
+    /** Where the uploaded file is kept until the job ends (under DATA_DIR). */
+    sourcePath: text("source_path").notNull(),
+    rowsTotal: integer("rows_total"),
+    rowsDone: integer("rows_done").notNull().default(0),
+    created: integer("created").notNull().default(0),
+    skipped: integer("skipped").notNull().default(0),
+    rejected: integer("rejected").notNull().default(0),
+    rejects: jsonb("rejects").$type<ImportReject[]>().notNull().default([]),
+    error: text("error"),
+    /** Instance holding the job, and until when (a crashed instance's lease runs out and another resumes). */
+    leaseOwner: text("lease_owner"),
+    leaseUntil: ms("lease_until"),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+    finishedAt: ms("finished_at"),
+  },
+  (t) => [index("import_jobs_workspace_idx").on(t.workspaceId, t.createdAt.desc()), index("import_jobs_status_idx").on(t.status)],
+);
