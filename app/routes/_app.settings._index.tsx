@@ -7,6 +7,9 @@ import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
 import { AVATAR_MAX_BYTES, storeAvatar } from "../lib/avatars.server";
 
+/** AVATAR_MAX_BYTES (server/lib/avatars.ts), which this browser code cannot import. */
+const AVATAR_LIMIT = 2 * 1024 * 1024;
+
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
   return load(request, () => context.caller.account.get());
@@ -24,7 +27,7 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
       form = await unstable_parseMultipartFormData(request, unstable_createMemoryUploadHandler({ maxPartSize: AVATAR_MAX_BYTES }));
     } catch (e) {
       if (e instanceof MaxPartSizeExceededError) return { intent: "avatar", error: fieldError({ avatar: ["must be at most 2 MB"] }) };
-      throw e;
+      return { intent: "avatar", error: fieldError({ avatar: ["could not be read: send the form again"] }) };
     }
     const file = form.get("avatar");
     if (!(file instanceof Blob)) return { intent: "avatar", error: fieldError({ avatar: ["choose an image file"] }) };
@@ -105,7 +108,20 @@ export default function AccountSettings() {
           ) : null}
         </div>
         <Form method="post" encType="multipart/form-data" className="space-y-3">
-          <Field label="Upload an image" name="avatar" type="file" accept="image/png,image/jpeg,image/webp" required errors={fieldErrors(err("avatar"), "avatar")} hint="PNG, JPEG or WebP, up to 2 MB. It is cropped to a square." />
+          <Field
+            label="Upload an image"
+            name="avatar"
+            type="file"
+            accept="image/png,image/jpeg,image/webp"
+            required
+            errors={fieldErrors(err("avatar"), "avatar")}
+            hint="PNG, JPEG or WebP, up to 2 MB. It is cropped to a square."
+            // The server refuses a larger upload whole (413, server/http/app.ts): say so before sending.
+            onChange={(e) => {
+              const file = e.currentTarget.files?.[0];
+              e.currentTarget.setCustomValidity(file && file.size > AVATAR_LIMIT ? "The image must be at most 2 MB." : "");
+            }}
+          />
           <button type="submit" className="btn-primary">
             Upload avatar
           </button>

@@ -8,6 +8,7 @@ import { createHttpContext } from "../trpc/context";
 import { openApiDocuments } from "../trpc/openapi";
 import { createRestHandler, MAX_BODY_BYTES, sendError } from "./rest";
 import { AppError, toPublicError } from "./errors";
+import { AVATAR_MAX_BYTES } from "../lib/avatars";
 
 /** The API origin: every REST path, /openapi.json|yaml, and the typed tRPC endpoint. */
 export function createApiRouter(app: AppServices): express.Router {
@@ -63,6 +64,67 @@ export function apiErrorHandler(app: AppServices) {
     if (pub.status >= 500) app.log.error({ err }, "request failed");
     sendError(res, pub);
   };
+}
+
+/** Every body the dashboard reads: its forms are small (the longest field is 2,000 characters). */
+export const FORM_MAX_BYTES = MAX_BODY_BYTES;
+/** The avatar upload (multipart POST /settings): the 2 MB image plus room for the form around it. */
+export const AVATAR_FORM_MAX_BYTES = AVATAR_MAX_BYTES + FORM_MAX_BYTES;
+const AVATAR_FORM_PATH = /^\/settings(\.data)?\/?$/;
+const FORM_TYPES = new Set(["application/x-www-form-urlencoded", "multipart/form-data"]);
+
+/** The body read by `formBodies`, for the Remix handler (undefined: none). */
+export type FormBodyRequest = Request & { formBody?: Buffer<ArrayBuffer> };
+
+/**
+ * Bounds every body that reaches Remix, before any action reads it (request.formData() reads all
+ * of it into memory): only HTML form types (else 415), at most FORM_MAX_BYTES (AVATAR_FORM_MAX_BYTES
+ * for the avatar upload) by Content-Length or by counting a chunked body (else 413, stopping at
+ * the limit), and a multipart body must parse (else 400). The body is kept in `req.formBody`.
+ */
+export function formBodies() {
+  return (req: FormBodyRequest, res: Response, next: NextFunction) => {
+    if (req.method === "GET" || req.method === "HEAD") return next();
+    const declared = req.headers["content-length"];
+    if (req.headers["transfer-encoding"] === undefined && (declared === undefined || Number(declared) === 0)) return next();
+    const contentType = req.headers["content-type"] ?? "";
+    const type = contentType.split(";")[0].trim().toLowerCase();
+    if (!FORM_TYPES.has(type)) return refuseBody(req, res, new AppError("UNSUPPORTED_MEDIA_TYPE"));
+    const limit = type === "multipart/form-data" && AVATAR_FORM_PATH.test(req.path) ? AVATAR_FORM_MAX_BYTES : FORM_MAX_BYTES;
+    if (Number(declared) > limit) return refuseBody(req, res, new AppError("PAYLOAD_TOO_LARGE"));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      req.off("data", onData).off("end", onEnd);
+      chunks.length = 0;
+      refuseBody(req, res, new AppError("PAYLOAD_TOO_LARGE"));
+    };
+    const onEnd = async () => {
+      const body = Buffer.concat(chunks, size);
+      if (type === "multipart/form-data") {
+        try {
+          await new globalThis.Response(body, { headers: { "content-type": contentType } }).formData();
+        } catch {
+          return sendError(res, new AppError("VALIDATION_FAILED", { fields: { body: ["must be a well-formed multipart/form-data body"] } }));
+        }
+      }
+      req.formBody = body;
+      next();
+    };
+    req.on("data", onData).on("end", onEnd);
+  };
+}
+
+/**
+ * Answers at once, discarding what arrives meanwhile; `Connection: close` makes Node close the
+ * socket once the answer is out, so the rest of the body is never read.
+ */
+function refuseBody(req: Request, res: Response, e: AppError) {
+  req.resume();
+  res.setHeader("Connection", "close");
+  sendError(res, e);
 }
 
 /** A fresh nonce per response: the dashboard's inline Remix scripts carry it (res.locals.cspNonce). */

@@ -2,11 +2,11 @@ import path from "node:path";
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import express from "express";
-import { createRequestHandler } from "@remix-run/express";
-import type { ServerBuild } from "@remix-run/node";
+import { createRequestHandler, writeReadableStreamToWritable, type ServerBuild } from "@remix-run/node";
 import type { AppServices } from "../services";
 import { createCaller } from "../trpc/router";
 import { createContextInner, type Context } from "../trpc/context";
+import { formBodies, type FormBodyRequest } from "./app";
 
 export const BUILD_DIR = path.resolve("build");
 
@@ -47,9 +47,44 @@ export function loadRemixBuild(): Promise<ServerBuild> {
 
 export async function createRemixHandler(app: AppServices): Promise<express.RequestHandler> {
   const build = await loadRemixBuild();
+  const handle = createRequestHandler(build, process.env.NODE_ENV);
   const router = express.Router();
   router.use("/build", express.static(path.resolve("public/build"), { immutable: true, maxAge: "1y" }));
   router.use(express.static(path.resolve("public"), { maxAge: "1h" }));
-  router.all("*", createRequestHandler({ build, getLoadContext: (req, res) => remixContext(app, req, res) as never }));
+  // @remix-run/express's handler, except that the body is the one formBodies read and bounded.
+  router.all("*", formBodies(), async (req: FormBodyRequest, res, next) => {
+    try {
+      const response = await handle(remixRequest(req, res), remixContext(app, req, res) as never);
+      await sendRemixResponse(res, response);
+    } catch (e) {
+      next(e);
+    }
+  });
   return router;
+}
+
+function remixRequest(req: FormBodyRequest, res: express.Response): Request {
+  // req.hostname honours "trust proxy"; the port comes from X-Forwarded-Host or Host, as in @remix-run/express.
+  const portOf = (h: string | undefined) => Number.parseInt(h?.split(":")[1] ?? "", 10);
+  const port = [portOf(req.get("x-forwarded-host")), portOf(req.get("host"))].find(Number.isSafeInteger);
+  const url = new URL(`${req.protocol}://${req.hostname}${port ? `:${port}` : ""}${req.originalUrl}`);
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (Array.isArray(v)) for (const x of v) headers.append(k, x);
+    else if (v) headers.set(k, v);
+  }
+  // Abort loaders and actions once no answer can be written any more.
+  const controller = new AbortController();
+  res.on("close", () => !res.writableFinished && controller.abort());
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return new Request(url.href, { method: req.method, headers, signal: controller.signal, body: hasBody ? (req.formBody ?? null) : undefined });
+}
+
+async function sendRemixResponse(res: express.Response, response: Response) {
+  res.statusMessage = response.statusText;
+  res.status(response.status);
+  for (const [k, v] of response.headers.entries()) res.append(k, v);
+  if (/text\/event-stream/i.test(response.headers.get("content-type") ?? "")) res.flushHeaders();
+  if (response.body) await writeReadableStreamToWritable(response.body, res);
+  else res.end();
 }
