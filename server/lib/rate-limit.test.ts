@@ -1,5 +1,7 @@
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestServer, http, type TestServer } from "../test/harness";
+import { createRateLimits } from "./rate-limit";
 
 let t: TestServer;
 beforeAll(async () => {
@@ -39,5 +41,81 @@ describe("rate limits", () => {
     expect(results[30].status).toBe(429);
     expect(results[30].json).toEqual({ error: "RATE_LIMITED" });
     expect(Number(results[30].headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * A Redis that accepted the connection and answered the client's ready check (INFO), then stopped
+ * answering (a stopped process, a full network buffer). A server that never answers at all
+ * would not do: the client never becomes ready, and not-ready already falls back.
+ */
+async function stuckRedis() {
+  let readyChecks = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+    s.on("data", (d) => {
+      if (/info/i.test(String(d))) {
+        s.write("$11\r\nloading:0\r\n\r\n");
+        readyChecks++;
+      }
+      // anything else: silence
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    /** Resolves once a client has connected and been told it is ready. */
+    async ready() {
+      const start = readyChecks;
+      while (readyChecks === start) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 20));
+    },
+    close() {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
+
+const within = <T>(ms: number, p: Promise<T>) =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))]);
+
+describe("a Redis that stops answering", () => {
+  it("rate-limit checks time out fast and fall back to memory, counting on", async () => {
+    const redis = await stuckRedis();
+    const ready = redis.ready();
+    const limits = createRateLimits(redis.url, "stuck");
+    try {
+      await ready;
+      for (let i = 1; i <= 3; i++) {
+        const started = Date.now();
+        const res = await within(2000, limits.get("passwordPerAddress").consume("198.51.100.1", 1));
+        expect(Date.now() - started).toBeLessThan(1500);
+        expect(res.consumedPoints).toBe(i);
+      }
+    } finally {
+      await limits.close();
+      redis.close();
+    }
+  });
+
+  it("a rate-limited API call answers within a bounded time", async () => {
+    const redis = await stuckRedis();
+    const ready = redis.ready();
+    const s = await createTestServer({ REDIS_URL: redis.url });
+    try {
+      const u = await s.user();
+      await ready;
+      const started = Date.now();
+      const r = await within(3000, http(`${s.api}/links`, { headers: u.auth }));
+      expect(r.status).toBe(200);
+      expect(r.headers.get("ratelimit-remaining")).toBe("99");
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      await s.close();
+      redis.close();
+    }
   });
 });

@@ -22,8 +22,16 @@ export type RateLimits = {
   close(): Promise<void>;
 };
 
+/** Longest a rate-limit check waits for Redis before it falls back to memory. */
+export const REDIS_TIMEOUT_MS = 300;
+
 export function createRateLimits(redisUrl?: string, keyPrefix = "rl"): RateLimits {
-  const redis = redisUrl ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }) : undefined;
+  // A Redis that stops answering must not hold requests: commands time out fast and a silent
+  // socket is dropped (then reconnected), so callers fall back to the in-memory insurance
+  // limiter just as for a closed connection (no offline queue: nothing waits for a reconnect).
+  const redis = redisUrl
+    ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: REDIS_TIMEOUT_MS, socketTimeout: REDIS_TIMEOUT_MS, connectTimeout: 1000 })
+    : undefined;
   redis?.on("error", () => {}); // reported through insuranceLimiter fallbacks, not crashes
   const limiters = new Map<LimitName, RateLimiterAbstract>();
   return {
