@@ -143,6 +143,20 @@ const fixTs = (p: Pending): Pending => {
 type Spilled = { file: string; count: number };
 
 /**
+ * What a log line may say about a failed database or file write: the driver's code and message.
+ * Drizzle's own error repeats the query and every parameter (a click batch: addresses, user
+ * agents, referers), so its message and fields are never logged.
+ */
+export function logSafeError(e: unknown): { code?: string; error: string } {
+  let cur = e;
+  for (let i = 0; i < 5 && cur instanceof Error && cur.cause !== undefined; i++) cur = cur.cause;
+  const c = cur as { code?: unknown; message?: unknown; params?: unknown } | null;
+  const code = typeof c?.code === "string" ? c.code : undefined;
+  const message = c && typeof c === "object" && !("params" in c) && typeof c.message === "string" ? c.message.slice(0, 200) : "query failed";
+  return code ? { code, error: message } : { error: message };
+}
+
+/**
  * Buffers counted visits and writes them in multi-row inserts every `intervalMs` or every
  * `batchSize` rows; the request path only pushes to an array. Each batch is one statement that
  * inserts the clicks and adds the newly inserted ones to the hourly rollups, so a retried batch
@@ -164,6 +178,9 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> | undefined;
   let failures = 0;
+  /** Clicks dropped since the spool became unwritable (0: it is writable). */
+  let dropped = 0;
+  let spillLogged = false;
   let closed = false;
 
   const total = () => buffer.length + spilledCount + inflight;
@@ -191,11 +208,15 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
 
   const push = (p: Pending) => {
     if (buffer.length >= maxBuffered) {
+      // Logged once per state change, never per click: an outage at full traffic would flood the log.
       try {
         spill();
-        app.log.warn({ spilled: spilledCount }, "click buffer full; spilled to DATA_DIR/click-spool");
+        if (dropped) app.log.warn({ dropped, spilled: spilledCount }, "click spool writable again");
+        else if (!spillLogged) app.log.warn({ spilled: spilledCount }, "click buffer full; spilling to DATA_DIR/click-spool");
+        spillLogged = true;
+        dropped = 0;
       } catch (e) {
-        app.log.error({ err: e }, "click spill failed; dropping a click");
+        if (!dropped++) app.log.error(logSafeError(e), "click spool unwritable; dropping clicks");
         return;
       }
     }
@@ -242,8 +263,9 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
         // Put it back (writes are idempotent, so a partly written spill file is fine to redo).
         if (fromFile) ((spilledCount += fromFile.count), spilled.unshift(fromFile));
         else buffer = batch.concat(buffer);
-        failures++;
-        app.log.warn({ err: e, failures, buffered: total() }, "click write failed; will retry");
+        // One line when writes start failing (and one when they recover), never per retry, and
+        // never the error itself: the driver's error carries the whole batch as its parameters.
+        if (!failures++) app.log.error({ ...logSafeError(e), buffered: total() }, "click writes failing; clicks wait and are retried");
         // Back off up to 5 s while the database is away.
         schedule(Math.min(5_000, intervalMs * 2 ** Math.min(failures, 5)));
         throw e;
@@ -251,7 +273,10 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
         inflight -= batch.length;
         gauge();
       }
-      failures = 0;
+      if (failures) app.log.info({ failures, buffered: total() }, "click writes recovered");
+      if (dropped) app.log.warn({ dropped }, "click buffer has room again; clicks no longer dropped");
+      failures = dropped = 0;
+      spillLogged = false;
     }
   }
 
@@ -300,7 +325,7 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
             spill();
             app.log.warn({ spilled: spilledCount }, "database unavailable at stop; clicks left in DATA_DIR/click-spool");
           } catch (e) {
-            app.log.error({ err: e, lost: buffer.length }, "click spill failed at stop");
+            app.log.error({ ...logSafeError(e), lost: buffer.length }, "click spill failed at stop");
           }
         }
       } finally {
