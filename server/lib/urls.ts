@@ -1,10 +1,9 @@
-import { z } from "zod";
+import { text } from "./input";
 
 export const MAX_URL_LENGTH = 4096;
 
 /** An absolute http(s) URL of at most 4096 characters (decisions §3). */
-export const httpUrl = z
-  .string()
+export const httpUrl = text()
   .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
   .refine(isHttpUrl, "must be an absolute http or https URL");
 

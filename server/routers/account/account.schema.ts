@@ -1,11 +1,11 @@
 import { z } from "zod";
+import { text } from "../../lib/input";
 import { httpUrl } from "../../lib/urls";
 
-export const emailSchema = z.string().trim().max(200, "at most 200 characters").email("must be an e-mail address");
+export const emailSchema = text().trim().max(200, "at most 200 characters").email("must be an e-mail address");
 
 /** Six digits; anything else is simply a wrong code (400 INVALID_CODE, decisions §8). */
-export const codeSchema = z
-  .string()
+export const codeSchema = text()
   .trim()
   .superRefine((v, ctx) => {
     if (!/^\d{6}$/.test(v)) ctx.addIssue({ code: "custom", message: "must be the 6-digit code from the e-mail", params: { code: "INVALID_CODE" } });
@@ -26,8 +26,7 @@ export type AccountDto = z.infer<typeof accountOutput>;
 export const updateAccountInput = z
   .object({
     // Empty or blank clears the name.
-    name: z
-      .string()
+    name: text()
       .trim()
       .max(100, "at most 100 characters")
       .nullable()

@@ -1,12 +1,12 @@
 import { z } from "zod";
+import { text } from "../../lib/input";
 import { linkIdSchema } from "../links/links.schema";
 
 /**
  * `from`/`to`: optional ms-epoch query strings, inclusive (service.md "Analytics"). Query values
  * arrive as strings; anything but an integer is 400 VALIDATION_FAILED (decisions §6).
  */
-export const msQuery = z
-  .string()
+export const msQuery = text()
   .regex(/^-?\d{1,16}$/, "must be an integer (ms since the Unix epoch)")
   .transform(Number)
   .refine(Number.isSafeInteger, "must be an integer (ms since the Unix epoch)");

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { and, arrayContains, desc, eq, ilike, isNull, lt, or, sql } from "drizzle-orm";
 import { links } from "../../../db/schema";
+import { text } from "../../lib/input";
 import { authedProcedure } from "../../trpc/init";
 import type { AppServices } from "../../services";
 import type { Actor } from "../../trpc/context";
@@ -11,10 +12,10 @@ import { toLinkDto } from "./links.service";
 
 export const searchInput = z
   .object({
-    q: z.string().max(200).optional(),
-    tag: z.string().regex(TAG_RE, "must be 1-24 characters of 0-9, a-z and -").optional(),
+    q: text().max(200).optional(),
+    tag: text().regex(TAG_RE, "must be 1-24 characters of 0-9, a-z and -").optional(),
     /** Opaque: `<created_at>_<id>` of the last link of the previous page. */
-    cursor: z.string().regex(/^\d{1,16}_[0-9a-z]{8}$/, "invalid cursor").optional(),
+    cursor: text().regex(/^\d{1,16}_[0-9a-z]{8}$/, "invalid cursor").optional(),
     limit: z.number().int().min(1).max(100).default(25),
   })
   .strict();

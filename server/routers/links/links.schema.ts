@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { COUNTRY_CODES } from "../../lib/countries";
 import { LINK_ID_RE } from "../../lib/ids";
+import { atLeastOne, body, text, type BodyRule } from "../../lib/input";
 import { httpUrl } from "../../lib/urls";
 
 export const SLUG_RE = /^[0-9a-z-]{1,50}$/;
@@ -12,11 +13,11 @@ export const MAX_GEO_RULES = 50;
 // (stack notes). A preprocess step hides them from it, so `"123"` or `true` stay type errors.
 export const strictNumber = <T extends z.ZodTypeAny>(s: T) => z.preprocess((v) => v, s) as unknown as T;
 
-export const slugSchema = z.string().regex(SLUG_RE, "must be 1-50 characters of 0-9, a-z and -");
-export const linkIdSchema = z.string().regex(LINK_ID_RE, "must be 8 characters of 0-9 and a-z");
+export const slugSchema = text().regex(SLUG_RE, "must be 1-50 characters of 0-9, a-z and -");
+export const linkIdSchema = text().regex(LINK_ID_RE, "must be 8 characters of 0-9 and a-z");
 
 export const tagsSchema = z
-  .array(z.string().regex(TAG_RE, "each tag must be 1-24 characters of 0-9, a-z and -"))
+  .array(text().regex(TAG_RE, "each tag must be 1-24 characters of 0-9, a-z and -"))
   .transform((tags) => [...new Set(tags)].sort())
   .refine((tags) => tags.length <= MAX_TAGS, `at most ${MAX_TAGS} tags`);
 
@@ -35,7 +36,7 @@ const countryKey = (k: string) => k.toUpperCase();
 
 export const targetingSchema = z
   .object({
-    geo: z.record(z.string(), httpUrl).optional(),
+    geo: z.record(text(), httpUrl).optional(),
     ios: httpUrl.optional(),
     android: httpUrl.optional(),
   })
@@ -62,10 +63,11 @@ export const targetingSchema = z
     return Object.keys(out).length ? out : null;
   });
 
-export const passwordSchema = z.string().min(4, "must be 4-200 characters").max(200, "must be 4-200 characters");
-const ogTitle = z.string().max(120, "at most 120 characters");
-const ogDescription = z.string().max(240, "at most 240 characters");
+export const passwordSchema = text().min(4, "must be 4-200 characters").max(200, "must be 4-200 characters");
+const ogTitle = text().max(120, "at most 120 characters");
+const ogDescription = text().max(240, "at most 240 characters");
 
+// In service.md's order, which decides the first failing field (lib/input `body`).
 const linkFields = {
   url: httpUrl,
   slug: slugSchema,
@@ -79,8 +81,21 @@ const linkFields = {
   og_image: httpUrl.nullable(),
 };
 
-export const createLinkInput = z
-  .object({
+/**
+ * `expiration_url` needs an expiry in the same body. On create an absent expiry is none; on PATCH only
+ * an explicit null is, and the stored one is checked by the service (it needs the link).
+ */
+const expiryRequired =
+  (absentIsNone: boolean): BodyRule =>
+  (b, fail) => {
+    const none = b.expires_at === null || (absentIsNone && b.expires_at === undefined);
+    if (b.expiration_url !== undefined && b.expiration_url !== null && none) {
+      fail("expiration_url", "requires expires_at, sent in the same request or already stored", "EXPIRATION_URL_WITHOUT_EXPIRY");
+    }
+  };
+
+export const createLinkInput = body(
+  {
     ...linkFields,
     slug: linkFields.slug.optional(),
     tags: linkFields.tags.optional(),
@@ -91,23 +106,14 @@ export const createLinkInput = z
     og_title: linkFields.og_title.optional(),
     og_description: linkFields.og_description.optional(),
     og_image: linkFields.og_image.optional(),
-  })
-  .strict()
-  // In the schema, so the failure is listed with every other failing field (decisions §3).
-  .superRefine((v, ctx) => {
-    if (v.expiration_url !== undefined && v.expires_at === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["expiration_url"],
-        message: "requires expires_at, sent in the same request or already stored",
-        params: { code: "EXPIRATION_URL_WITHOUT_EXPIRY" },
-      });
-    }
-  });
+  },
+  expiryRequired(true),
+);
 export type CreateLinkInput = z.output<typeof createLinkInput>;
 
-export const updateLinkBody = z
-  .object({
+export const updateLinkInput = body(
+  {
+    id: linkIdSchema,
     url: linkFields.url.optional(),
     slug: linkFields.slug.optional(),
     tags: linkFields.tags.optional(),
@@ -118,11 +124,10 @@ export const updateLinkBody = z
     og_title: linkFields.og_title.optional(),
     og_description: linkFields.og_description.optional(),
     og_image: linkFields.og_image.optional(),
-  })
-  .strict();
-export const updateLinkInput = updateLinkBody
-  .extend({ id: linkIdSchema })
-  .refine((v) => Object.keys(v).some((k) => k !== "id"), { message: "at least one property is required", path: ["body"] });
+  },
+  atLeastOne("id"),
+  expiryRequired(false),
+);
 export type UpdateLinkInput = z.output<typeof updateLinkInput>;
 
 export const linkIdInput = z.object({ id: linkIdSchema });

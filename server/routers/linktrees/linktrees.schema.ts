@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { atLeastOne, body, text } from "../../lib/input";
 import { httpUrl } from "../../lib/urls";
 import { slugSchema, strictNumber } from "../links/links.schema";
 import { msQuery } from "../analytics/analytics.schema";
@@ -7,66 +8,60 @@ export const TITLE_MAX = 100;
 export const BIO_MAX = 300;
 export const ITEM_TITLE_MAX = 100;
 
-const title = z.string().min(1, `must be 1-${TITLE_MAX} characters`).max(TITLE_MAX, `must be 1-${TITLE_MAX} characters`);
-const bio = z.string().max(BIO_MAX, `at most ${BIO_MAX} characters`);
-const itemTitle = z.string().min(1, `must be 1-${ITEM_TITLE_MAX} characters`).max(ITEM_TITLE_MAX, `must be 1-${ITEM_TITLE_MAX} characters`);
+const title = text().min(1, `must be 1-${TITLE_MAX} characters`).max(TITLE_MAX, `must be 1-${TITLE_MAX} characters`);
+const bio = text().max(BIO_MAX, `at most ${BIO_MAX} characters`);
+const itemTitle = text().min(1, `must be 1-${ITEM_TITLE_MAX} characters`).max(ITEM_TITLE_MAX, `must be 1-${ITEM_TITLE_MAX} characters`);
 // Any integer: out-of-range positions are clamped to the list (decisions §5).
 const position = strictNumber(z.number().int("must be an integer").min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER));
 const active = strictNumber(z.boolean());
 const published = strictNumber(z.boolean());
 
-/** Linktree and item ids are opaque: any string is accepted and an unknown one is 404. */
-const anyId = z.string();
+/** Linktree and item ids are opaque: any text is accepted and an unknown one is 404. */
+const anyId = text();
 
-const atLeastOne = (keys: string[]) => (v: Record<string, unknown>) => Object.keys(v).some((k) => !keys.includes(k) && v[k] !== undefined);
-const atLeastOneMessage = { message: "at least one property is required", path: ["body"] };
-
-export const createLinktreeInput = z
-  .object({
-    slug: slugSchema,
-    title,
-    bio: bio.nullable().optional(),
-    avatar_url: httpUrl.nullable().optional(),
-  })
-  .strict();
+// Shapes in service.md's order, which decides the first failing field (lib/input `body`).
+export const createLinktreeInput = body({
+  slug: slugSchema,
+  title,
+  bio: bio.nullable().optional(),
+  avatar_url: httpUrl.nullable().optional(),
+});
 export type CreateLinktreeInput = z.output<typeof createLinktreeInput>;
 
-export const updateLinktreeInput = z
-  .object({
+export const updateLinktreeInput = body(
+  {
     id: anyId,
     slug: slugSchema.optional(),
     title: title.optional(),
     bio: bio.nullable().optional(),
     avatar_url: httpUrl.nullable().optional(),
     published: published.optional(),
-  })
-  .strict()
-  .refine(atLeastOne(["id"]), atLeastOneMessage);
+  },
+  atLeastOne("id"),
+);
 export type UpdateLinktreeInput = z.output<typeof updateLinktreeInput>;
 
 export const linktreeIdInput = z.object({ id: anyId });
 
-export const createItemInput = z
-  .object({
-    id: anyId,
-    title: itemTitle,
-    url: httpUrl,
-    position: position.optional(),
-  })
-  .strict();
+export const createItemInput = body({
+  id: anyId,
+  title: itemTitle,
+  url: httpUrl,
+  position: position.optional(),
+});
 export type CreateItemInput = z.output<typeof createItemInput>;
 
-export const updateItemInput = z
-  .object({
+export const updateItemInput = body(
+  {
     id: anyId,
     itemId: anyId,
     title: itemTitle.optional(),
     url: httpUrl.optional(),
     position: position.optional(),
     active: active.optional(),
-  })
-  .strict()
-  .refine(atLeastOne(["id", "itemId"]), atLeastOneMessage);
+  },
+  atLeastOne("id", "itemId"),
+);
 export type UpdateItemInput = z.output<typeof updateItemInput>;
 
 export const itemIdInput = z.object({ id: anyId, itemId: anyId });
@@ -74,7 +69,7 @@ export const itemIdInput = z.object({ id: anyId, itemId: anyId });
 export const reorderItemsInput = z
   .object({
     id: anyId,
-    itemIds: z.array(z.string()).max(10_000),
+    itemIds: z.array(text()).max(10_000),
   })
   .strict();
 
@@ -82,7 +77,7 @@ export const reorderItemsInput = z
 export const analyticsInput = z.object({ id: anyId, from: msQuery.optional(), to: msQuery.optional() });
 export type AnalyticsInput = z.output<typeof analyticsInput>;
 
-export const publicPageInput = z.object({ slug: z.string().max(200) });
+export const publicPageInput = z.object({ slug: text().max(200) });
 
 export const linktreeOutput = z.object({
   id: z.string(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { body, charCount, text } from "../../lib/input";
 import { slugFromReportedUrl } from "./short-link-url";
 
 export const REPORT_REASONS = ["phishing", "malware", "spam", "fraude", "outro"] as const;
@@ -7,22 +8,20 @@ export const REPORT_STATUSES = ["open", "dismissed", "link_deleted"] as const;
 // Forms send "" for an empty optional field: treated as absent.
 const emptyToUndefined = (v: unknown) => (v === "" || v === null ? undefined : v);
 
-export const createReportInput = z
-  .object({
-    url: z
-      .string()
-      .max(2000, "at most 2000 characters")
-      .superRefine((v, ctx) => {
-        // The host is checked against the redirect domain in the service; here only the shape.
-        if (v.length <= 2000 && slugFromReportedUrl(v, null) === null) {
-          ctx.addIssue({ code: "custom", message: "must be a short link on the redirect domain, or its slug", params: { code: "NOT_A_SHORT_LINK" } });
-        }
-      }),
-    reason: z.enum(REPORT_REASONS, { errorMap: () => ({ message: `must be one of ${REPORT_REASONS.join(", ")}` }) }),
-    detail: z.preprocess(emptyToUndefined, z.string().max(1000, "at most 1000 characters").optional()),
-    email: z.preprocess(emptyToUndefined, z.string().trim().max(200, "at most 200 characters").email("must be an e-mail address").optional()),
-  })
-  .strict();
+export const createReportInput = body({
+  url: text()
+    .max(2000, "at most 2000 characters")
+    .describe("A short link on the redirect domain as pasted (scheme optional), or its bare slug")
+    .superRefine((v, ctx) => {
+      // The host is checked against the redirect domain in the service; here only the shape.
+      if (charCount(v) <= 2000 && slugFromReportedUrl(v, null) === null) {
+        ctx.addIssue({ code: "custom", message: "must be a short link on the redirect domain, or its slug", params: { code: "NOT_A_SHORT_LINK" } });
+      }
+    }),
+  reason: z.enum(REPORT_REASONS, { errorMap: () => ({ message: `must be one of ${REPORT_REASONS.join(", ")}` }) }),
+  detail: z.preprocess(emptyToUndefined, text().max(1000, "at most 1000 characters").optional()),
+  email: z.preprocess(emptyToUndefined, text().trim().max(200, "at most 200 characters").email("must be an e-mail address").optional()),
+});
 export type CreateReportInput = z.infer<typeof createReportInput>;
 
 export const createReportOutput = z.object({ ok: z.boolean() });
@@ -47,4 +46,4 @@ export const reportOutput = z.object({
 export type ReportDto = z.infer<typeof reportOutput>;
 
 export const listReportsInput = z.object({ status: z.enum(REPORT_STATUSES).optional() });
-export const reportIdInput = z.object({ id: z.string() });
+export const reportIdInput = z.object({ id: text() });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { text } from "../../lib/input";
 
 export const sessionOutput = z.object({
   id: z.string(),
@@ -14,4 +15,4 @@ export const sessionOutput = z.object({
 });
 export type SessionDto = z.infer<typeof sessionOutput>;
 
-export const sessionIdInput = z.object({ id: z.string() });
+export const sessionIdInput = z.object({ id: text() });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { text } from "../../lib/input";
 
 export const apiTokenOutput = z.object({
   id: z.string(),
@@ -10,7 +11,7 @@ export const apiTokenOutput = z.object({
 });
 export type ApiTokenDto = z.infer<typeof apiTokenOutput>;
 
-export const createTokenInput = z.object({ name: z.string().trim().min(1, "must be 1-100 characters").max(100, "must be 1-100 characters") }).strict();
+export const createTokenInput = z.object({ name: text().trim().min(1, "must be 1-100 characters").max(100, "must be 1-100 characters") }).strict();
 export const createTokenOutput = z.object({ token: z.string(), record: apiTokenOutput });
 // Path ids are plain strings: an unknown one is simply not found (404).
-export const tokenIdInput = z.object({ id: z.string() });
+export const tokenIdInput = z.object({ id: text() });

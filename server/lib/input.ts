@@ -1,0 +1,115 @@
+import { addIssueToContext, DIRTY, z, type IssueData, type ParseInput, type ParseReturnType, type SyncParseReturnType } from "zod";
+
+/** Characters as people count them: code points, so an emoji is one (service.md limits). */
+export function charCount(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+const LENGTH_CHECKS = new Set(["min", "max", "length"]);
+
+/**
+ * A zod string that refuses NUL (PostgreSQL cannot store it in text: it would be a 500) and whose
+ * min/max/length count code points. The checks stay in `_def.checks`, so the OpenAPI document keeps
+ * minLength/maxLength (JSON Schema counts code points too). Chained checks keep the class.
+ */
+class ZodText extends z.ZodString {
+  #rest?: z.ZodString;
+
+  _parse(input: ParseInput): ParseReturnType<string> {
+    // Every other check (trim, regex, email…) as zod does them, in their order; lengths after.
+    this.#rest ??= new z.ZodString({ ...this._def, checks: this._def.checks.filter((c) => !LENGTH_CHECKS.has(c.kind)) });
+    const result = this.#rest._parse(input) as SyncParseReturnType<string>;
+    if (result.status === "aborted") return result;
+    const value = result.value;
+    const issues: IssueData[] = [];
+    if (value.includes("\0")) issues.push({ code: "custom", message: "must not contain the NUL character (U+0000)" });
+    const n = charCount(value);
+    for (const c of this._def.checks) {
+      const message = "message" in c ? c.message : undefined;
+      if ((c.kind === "max" || c.kind === "length") && n > c.value)
+        issues.push({ code: "too_big", maximum: c.value, type: "string", inclusive: true, exact: c.kind === "length", message });
+      if ((c.kind === "min" || c.kind === "length") && n < c.value)
+        issues.push({ code: "too_small", minimum: c.value, type: "string", inclusive: true, exact: c.kind === "length", message });
+    }
+    if (!issues.length) return result;
+    const ctx = this._getOrReturnCtx(input);
+    for (const issue of issues) addIssueToContext(ctx, issue);
+    return DIRTY(value);
+  }
+
+  _addCheck(check: z.ZodStringCheck): z.ZodString {
+    return new ZodText({ ...this._def, checks: [...this._def.checks, check] });
+  }
+  trim(): z.ZodString {
+    return this._addCheck({ kind: "trim" });
+  }
+  toLowerCase(): z.ZodString {
+    return this._addCheck({ kind: "toLowerCase" });
+  }
+  toUpperCase(): z.ZodString {
+    return this._addCheck({ kind: "toUpperCase" });
+  }
+}
+
+/** The one string schema for input: use it instead of `z.string()` for every text a caller sends. */
+export const text = (): z.ZodString => new ZodText(z.string()._def);
+
+/** True for schemas made by `text()` (a test walks every procedure's input with it). */
+export const isText = (s: unknown): boolean => s instanceof ZodText;
+
+/** Reports a cross-field failure: `field` "" is the body itself; `code` is its specific error code. */
+export type Fail = (field: string, message: string, code?: string) => void;
+/** A rule over the raw body (members not yet parsed: check their types before use). */
+export type BodyRule = (body: Record<string, unknown>, fail: Fail) => void;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * A strict object input whose `fields` list every failure (decisions §3). zod skips refinements once a
+ * member fails, so the cross-field `rules` run here, always, on the raw body. Issues are ordered by the
+ * shape's keys: path parameters first, then the body's members in the order service.md lists them
+ * (write shapes in that order), unknown members last; so `error` is the code of the first failing field
+ * in that order, whatever order the caller sent.
+ */
+export function body<T extends z.ZodRawShape>(shape: T, ...rules: BodyRule[]) {
+  const object = z.object(shape).strict();
+  const order = Object.keys(shape);
+  const rank = (issue: z.ZodIssue) => {
+    if (issue.code === "unrecognized_keys") return order.length;
+    if (!issue.path.length) return -1;
+    const i = order.indexOf(String(issue.path[0]));
+    return i < 0 ? order.length : i;
+  };
+  const checked = z.preprocess((raw, ctx) => {
+    const parsed = object.safeParse(raw);
+    const issues: z.ZodIssue[] = parsed.success ? [] : [...parsed.error.issues];
+    if (isObject(raw)) {
+      const fail: Fail = (field, message, code) =>
+        issues.push({ code: "custom", path: field ? [field] : [], message, ...(code ? { params: { code } } : {}) });
+      for (const rule of rules) rule(raw, fail);
+    }
+    // Fatal: the inner object would only repeat these; it parses the body only when all is well.
+    for (const issue of issues.sort((a, b) => rank(a) - rank(b))) ctx.addIssue({ ...issue, fatal: true } as IssueData);
+    return raw;
+  }, object);
+  // The body's type, not preprocess's `unknown`, for the typed client; trpc-openapi documents `object`.
+  return checked as unknown as z.ZodEffects<typeof object, z.output<typeof object>, z.input<typeof object>>;
+}
+
+/** PATCH: at least one member besides the path parameters (`minProperties: 1` in the document). */
+export const atLeastOne =
+  (...pathParams: string[]): BodyRule =>
+  (b, fail) => {
+    if (!Object.keys(b).some((k) => !pathParams.includes(k) && b[k] !== undefined)) fail("", "at least one property is required");
+  };
