@@ -1,8 +1,8 @@
 import { Form, useNavigation } from "@remix-run/react";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import type { LinkDto } from "../../server/routers/links/links.schema";
 import { useEnv } from "../lib/env";
-import { UTM_KEYS, withUtm, type LinkFormValues, type UtmKey } from "../lib/link-form";
+import { browserOffset, expiryFromLocal, localInputOf, UTM_KEYS, withUtm, type LinkFormValues, type UtmKey } from "../lib/link-form";
 import type { FormError } from "../lib/messages";
 import { trpc, errorCode } from "../lib/trpc.client";
 import { CountrySelect } from "./CountrySelect";
@@ -154,28 +154,39 @@ function SlugField({ initial, current, errors }: { initial: string; current: str
   );
 }
 
-/** datetime-local in the browser's zone; without JavaScript the value is read as UTC. */
+/** False until the page has hydrated in the browser: until then, render what the server rendered. */
+let hydratedOnce = false;
+const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "your time zone";
+/** The form's (wall time, offset) as wall time in this browser's zone: values are UTC from the server, or this browser's own after a failed save. */
+function browserLocal(values: LinkFormValues): string {
+  const ms = expiryFromLocal(values.expires_at_local, values.tz_offset);
+  return ms === null || Number.isNaN(ms) ? values.expires_at_local : localInputOf(ms);
+}
+
+/**
+ * datetime-local in the browser's zone. The server cannot know that zone: it renders the value in
+ * UTC without a tz_offset field, so a form sent without JavaScript is read as UTC (the hint says
+ * so). Once hydrated, the value is shown in local time and tz_offset carries the offset of the
+ * date in the field, so the server reads the instant the browser shows.
+ */
 function ExpiryField({ values, errors }: { values: LinkFormValues; errors: string[] }) {
-  const input = useRef<HTMLInputElement>(null);
-  const offset = useRef<HTMLInputElement>(null);
-  const [zone, setZone] = useState("UTC");
+  // The first render must match the server's (UTC); a form mounted later (after a save) starts local.
+  const [zone, setZone] = useState(() => (hydratedOnce ? browserZone() : null));
+  const [local, setLocal] = useState(() => (hydratedOnce ? browserLocal(values) : values.expires_at_local));
   useEffect(() => {
-    const tz = new Date().getTimezoneOffset();
-    const el = input.current;
-    if (!el || !offset.current || offset.current.value === String(tz)) return;
-    if (el.value) {
-      const ms = Date.parse(el.value + ":00Z") + Number(offset.current.value) * 60_000;
-      if (!Number.isNaN(ms)) el.value = new Date(ms - tz * 60_000).toISOString().slice(0, 16);
-    }
-    offset.current.value = String(tz);
-    setZone(Intl.DateTimeFormat().resolvedOptions().timeZone || "local time");
+    hydratedOnce = true;
+    if (zone) return;
+    setLocal(browserLocal(values));
+    setZone(browserZone());
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
+  const hint = zone ? `Optional. In ${zone}. Clear it to remove the expiry.` : "Optional. In UTC (your own time zone needs JavaScript). Clear it to remove the expiry.";
   return (
-    <Field label="Expires at" name="expires_at_local" errors={errors} hint={`Optional. In ${zone}. Clear it to remove the expiry.`}>
+    <Field label="Expires at" name="expires_at_local" errors={errors} hint={hint}>
       {({ id, describedBy, invalid }) => (
         <>
-          <input ref={input} id={id} name="expires_at_local" type="datetime-local" className="input sm:max-w-xs" defaultValue={values.expires_at_local} aria-invalid={invalid || undefined} aria-describedby={describedBy} />
-          <input ref={offset} type="hidden" name="tz_offset" defaultValue={values.tz_offset} />
+          <input id={id} name="expires_at_local" type="datetime-local" className="input sm:max-w-xs" value={local} onChange={(e) => setLocal(e.target.value)} aria-invalid={invalid || undefined} aria-describedby={describedBy} />
+          {zone ? <input type="hidden" name="tz_offset" value={browserOffset(local)} /> : null}
         </>
       )}
     </Field>

@@ -82,12 +82,35 @@ export function withUtm(url: string, utm: Partial<Record<UtmKey, string>>): stri
 
 export const parseTags = (s: string) => s.split(/[\s,]+/).map((t) => t.trim()).filter(Boolean);
 
-/** ms epoch from a datetime-local value typed in a zone `offset` minutes behind UTC (Date#getTimezoneOffset). */
+/**
+ * The form's expiry is a datetime-local wall time plus `tz_offset`, the minutes its zone is behind
+ * UTC at that time (Date#getTimezoneOffset's sign). The server renders stored expiries in UTC with
+ * offset 0, and a form sent without JavaScript has no tz_offset: both mean UTC.
+ */
+/** ms epoch from a datetime-local value typed in a zone `offset` minutes behind UTC. */
 export function expiryFromLocal(local: string, offset: string): number | null {
   if (!local) return null;
   const utc = Date.parse(`${local.length === 16 ? local + ":00" : local}Z`);
   if (Number.isNaN(utc)) return NaN;
   return utc + (Number(offset) || 0) * 60_000;
+}
+
+/** Browser only: the datetime-local value (to the minute) of the instant `ms` in this browser's zone. */
+export function localInputOf(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `${p(d.getFullYear(), 4)}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/**
+ * Browser only: the tz_offset under which the server reads `local` as the instant this browser
+ * reads it as: the offset of that date (summer or winter time), not today's.
+ */
+export function browserOffset(local: string): string {
+  const asLocal = new Date(local).getTime(); // a date-time without offset is local time
+  const asUtc = Date.parse(`${local.length === 16 ? local + ":00" : local}Z`);
+  if (!local || Number.isNaN(asLocal) || Number.isNaN(asUtc)) return String(new Date().getTimezoneOffset());
+  return String(Math.round((asLocal - asUtc) / 60_000));
 }
 
 type Targeting = { geo?: Record<string, string>; ios?: string; android?: string };
