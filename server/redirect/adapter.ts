@@ -4,10 +4,11 @@ import { eq } from "drizzle-orm";
 import { RateLimiterRes } from "rate-limiter-flexible";
 import { links } from "../../db/schema";
 import { base } from "../config";
+import { isDatabaseUnavailable } from "../http/errors";
 import { verifyPassword } from "../lib/crypto";
 import { retryAfterSeconds, type LimitName } from "../lib/rate-limit";
 import type { AppServices } from "../services";
-import type { Rule } from "./clicks";
+import { logSafeError, type Rule } from "./clicks";
 import { decide, needsCountry, type Answer } from "./decide";
 import { lookupGeo, type GeoInfo } from "./geo";
 import { expiredPage, notFoundPage, page } from "./html";
@@ -121,8 +122,18 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
     sendHtml(res, 404, notFoundPage(), req.method === "HEAD");
     outcome("not_found");
   };
+  // During a database outage every uncached slug fails alike: one line per 10 s with a count,
+  // not one per request (and not the driver's error, which repeats the query).
+  let outageLoggedAt = 0;
+  let outageUnlogged = 0;
   const unavailable = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
-    app.log.error({ err }, "redirect lookup failed");
+    if (!isDatabaseUnavailable(err)) app.log.error({ err }, "redirect lookup failed");
+    else if (Date.now() - outageLoggedAt < 10_000) outageUnlogged++;
+    else {
+      app.log.error({ ...logSafeError(err), notLogged: outageUnlogged }, "redirect lookup failed: database unavailable");
+      outageLoggedAt = Date.now();
+      outageUnlogged = 0;
+    }
     if (!res.headersSent) sendHtml(res, 503, page("Unavailable", "<h1>Temporarily unavailable</h1><p>Please try again in a moment.</p>"), req.method === "HEAD", { "Retry-After": "5" });
     outcome("unavailable");
   };

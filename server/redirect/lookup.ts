@@ -1,5 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { links, type Targeting } from "../../db/schema";
+import { isDatabaseUnavailable } from "../http/errors";
 import type { AppServices } from "../services";
 
 /** What the redirect host needs of a link; cached per slug. */
@@ -28,15 +29,22 @@ export type CachedMiss = { miss: true; cachedAt: number };
 export type CacheEntry = CachedLink | CachedMiss;
 const isMiss = (e: CacheEntry): e is CachedMiss => "miss" in e;
 
+/** After a read fails because the database is unavailable, how long expired entries are served as they are. */
+export const OUTAGE_RETRY_MS = 5_000;
+/** Per link cache: until when the database is taken to be down (absent: it answered last). */
+const outages = new WeakMap<object, number>();
+
 /**
  * The cached answer for a slug without touching the database: the link, null for a known miss,
  * undefined when it must be read. Lets the hot path answer a cache hit without awaiting.
  */
 export function peekLinkBySlug(app: AppServices, slug: string, now = Date.now()): CachedLink | null | undefined {
   const entry = app.linkCache.get(slug);
+  if (entry === undefined) return undefined;
   // Invalidations (NOTIFY) drop entries at once; the TTL covers a notification that never came,
-  // for misses too, so a link created on another instance cannot stay 404 here.
-  if (entry === undefined || now - entry.cachedAt >= CACHE_TTL_MS) return undefined;
+  // for misses too, so a link created on another instance cannot stay 404 here. While the
+  // database is known to be down, an expired entry is still the answer (stale-while-error).
+  if (now - entry.cachedAt >= CACHE_TTL_MS && !(now < (outages.get(app.linkCache) ?? 0))) return undefined;
   return isMiss(entry) ? null : entry;
 }
 
@@ -45,17 +53,32 @@ export async function lookupLinkBySlug(app: AppServices, slug: string): Promise<
   const now = Date.now();
   const hit = peekLinkBySlug(app, slug, now);
   if (hit !== undefined) return hit;
+  const stale = app.linkCache.get(slug);
+  if (stale !== undefined && outages.has(app.linkCache)) {
+    // The last read found the database down: answer from the expired entry at once and try the
+    // database in the background, once per OUTAGE_RETRY_MS, instead of making visitors wait on it.
+    outages.set(app.linkCache, now + OUTAGE_RETRY_MS);
+    readThrough(app, slug, now).catch(() => {});
+    return isMiss(stale) ? null : stale;
+  }
+  return readThrough(app, slug, now);
+}
+
+/** Reads the link and caches the answer; when the read fails, the expired entry is the answer. */
+async function readThrough(app: AppServices, slug: string, now: number): Promise<CachedLink | null> {
   const version = app.linkCache.version;
   let rows;
   try {
     rows = await readLink(app, slug);
   } catch (e) {
+    if (isDatabaseUnavailable(e)) outages.set(app.linkCache, Date.now() + OUTAGE_RETRY_MS);
     // Database away: the expired snapshot is the best answer there is (issue 8: cached links
     // keep redirecting during an outage); invalidations still drop it.
     const stale = app.linkCache.get(slug);
     if (stale) return isMiss(stale) ? null : stale;
     throw e;
   }
+  outages.delete(app.linkCache);
   const [row] = rows;
   const value: CachedLink | null = row ? { ...row, targeting: row.targeting ?? null, cachedAt: now } : null;
   // An invalidation that arrived while we read may mean this row is already stale: don't keep it.
