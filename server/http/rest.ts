@@ -1,4 +1,6 @@
 import type { IncomingMessage } from "node:http";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
 import type { TRPCError } from "@trpc/server";
 import type { NextFunction, Request, Response } from "express";
 import { createOpenApiHttpHandler, type OpenApiRouter } from "trpc-openapi";
@@ -6,7 +8,7 @@ import { appRouter } from "../trpc/router";
 import { restOperations } from "../trpc/openapi";
 import { createHttpContext } from "../trpc/context";
 import type { AppServices } from "../services";
-import { AppError, toPublicError, type PublicError } from "./errors";
+import { AppError, toPublicError, type Fields, type PublicError } from "./errors";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -94,11 +96,32 @@ function interceptResponse(req: RestRequest, res: Response) {
   };
 }
 
+/** Content-Encodings a body may arrive in (the ones body-parser knows); anything else is a 415. */
+const DECODERS: Record<string, (buf: Buffer, opts: zlib.ZlibOptions) => Promise<Buffer>> = {
+  gzip: promisify(zlib.gunzip),
+  "x-gzip": promisify(zlib.gunzip),
+  deflate: promisify(zlib.inflate),
+};
+
+const bodyError = (message: string) => new AppError("VALIDATION_FAILED", { fields: { body: [message] } });
+
 /**
- * Reads the body whatever its Content-Type says (trpc-openapi would silently drop
- * `application/json; charset=utf-8`). Empty: undefined. Not JSON or not an object: 400.
+ * Reads a JSON body whatever its Content-Type says (trpc-openapi would silently drop
+ * `application/json; charset=utf-8`): UTF-8 only (415 for another charset), identity, gzip or
+ * deflate (415 for another encoding), at most MAX_BODY_BYTES before and after decoding. Empty:
+ * undefined. Not JSON: 400. A member `__proto__` anywhere: 400 (later copies would make it the prototype).
+ * `batch`: the top-level members are tRPC batch indexes, not input names.
  */
-async function readJsonBody(req: Request): Promise<Record<string, unknown> | undefined> {
+export async function readJson(req: IncomingMessage, opts: { batch?: boolean } = {}): Promise<unknown> {
+  const encodings = String(req.headers["content-encoding"] ?? "")
+    .toLowerCase()
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e && e !== "identity");
+  if (encodings.length > 1 || (encodings.length && !DECODERS[encodings[0]])) throw new AppError("UNSUPPORTED_MEDIA_TYPE");
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(String(req.headers["content-type"] ?? ""))?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") throw new AppError("UNSUPPORTED_MEDIA_TYPE");
+
   const declared = Number(req.headers["content-length"]);
   if (declared > MAX_BODY_BYTES) throw new AppError("PAYLOAD_TOO_LARGE");
   const chunks: Buffer[] = [];
@@ -108,18 +131,100 @@ async function readJsonBody(req: Request): Promise<Record<string, unknown> | und
     if (size > MAX_BODY_BYTES) throw new AppError("PAYLOAD_TOO_LARGE");
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString("utf8").trim();
+  let raw: Buffer = Buffer.concat(chunks);
+  if (raw.length && encodings.length) {
+    try {
+      raw = await DECODERS[encodings[0]](raw, { maxOutputLength: MAX_BODY_BYTES });
+    } catch (e) {
+      if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") throw new AppError("PAYLOAD_TOO_LARGE");
+      throw bodyError(`is not valid ${encodings[0]} data (Content-Encoding)`);
+    }
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(raw).trim();
+  } catch {
+    throw bodyError("must be UTF-8 text");
+  }
   if (!text) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new AppError("VALIDATION_FAILED", { fields: { body: ["must be a JSON object"] } });
+    throw bodyError("must be a JSON object");
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new AppError("VALIDATION_FAILED", { fields: { body: ["must be a JSON object"] } });
+  const fields = protoMembers(value, opts.batch === true);
+  if (fields) throw new AppError("VALIDATION_FAILED", { fields });
+  return value;
+}
+
+/**
+ * Every member named `__proto__` (JSON.parse keeps it as an own property; Object.assign and
+ * `obj[key] = v` copies turn it into the prototype), reported like zod's unknown keys. Iterative:
+ * a 64 KiB body can nest thousands of levels deep.
+ */
+function protoMembers(value: unknown, batch: boolean): Fields | undefined {
+  type Node = { value: unknown; key: string; parent?: Node };
+  let fields: Fields | undefined;
+  const stack: Node[] = [{ value, key: "" }];
+  while (stack.length) {
+    const node = stack.pop()!;
+    const v = node.value;
+    if (typeof v !== "object" || v === null) continue;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], key: String(i), parent: node });
+      continue;
+    }
+    for (const key of Object.keys(v)) {
+      if (key !== "__proto__") {
+        stack.push({ value: (v as Record<string, unknown>)[key], key, parent: node });
+        continue;
+      }
+      const path = ["__proto__"];
+      for (let n: Node | undefined = node; n?.parent; n = n.parent) path.unshift(n.key);
+      if (batch && path.length > 1) path.shift();
+      const name = path[0];
+      fields ??= {};
+      // defineProperty: a plain assignment of `__proto__` would not create the member.
+      if (!Object.hasOwn(fields, name)) Object.defineProperty(fields, name, { value: [], enumerable: true, writable: true, configurable: true });
+      fields[name].push(`unknown field ${path.join(".")}`);
+    }
   }
+  return fields;
+}
+
+/** The REST body: a JSON object or nothing. */
+async function readJsonBody(req: Request): Promise<Record<string, unknown> | undefined> {
+  const value = await readJson(req);
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw bodyError("must be a JSON object");
   return value as Record<string, unknown>;
+}
+
+/**
+ * The /trpc endpoint's body, read like REST's (express.json answered 500 to another charset or
+ * encoding, and kept `__proto__`). Marks the body parsed, so express.json after it stands aside.
+ */
+export function trpcBodyParser() {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const r = req as Request & { _body?: boolean; body?: unknown };
+    if (req.method === "GET" || req.method === "HEAD") {
+      // Queries carry their input in the URL; a body there is ignored, as on REST.
+      r._body = true;
+      r.body = undefined;
+      return next();
+    }
+    readJson(req, { batch: /[?&]batch=/.test(req.url) }).then(
+      (body) => {
+        r._body = true;
+        r.body = body ?? {}; // what express.json gave for an empty body
+        // tRPC re-parses string bodies unless told they are JSON: the body is JSON whatever was declared.
+        req.headers["content-type"] = "application/json";
+        next();
+      },
+      (e) => (e instanceof AppError ? sendError(res, e) : next(e)),
+    );
+  };
 }
 
 /**

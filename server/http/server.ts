@@ -7,7 +7,7 @@ import { createAdminEndpoint } from "../admin/endpoint";
 import { assertRemixBuild, createRemixHandler } from "./remix";
 import { createRedirectApp, type LinktreePageHandler } from "../redirect/adapter";
 import { createLinktreePageHandler } from "../redirect/linktree-page";
-import { sendError } from "./rest";
+import { sendError, trpcBodyParser } from "./rest";
 import { AppError } from "./errors";
 
 type OriginKind = "app" | "api" | "redirect";
@@ -34,6 +34,8 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   const api = subApp(app);
   api.use(securityHeaders());
   if (config.apiUrl.protocol !== "https:") api.use((_q, s, n) => (s.removeHeader("Strict-Transport-Security"), n()));
+  // Before the router's express.json: the /trpc body is read like a REST body (charset, encoding, `__proto__`).
+  api.use("/trpc", trpcBodyParser());
   api.use(createApiRouter(app));
 
   const web = subApp(app);
