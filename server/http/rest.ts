@@ -230,12 +230,25 @@ export function trpcBodyParser() {
 /**
  * Query parameters as plain strings, each wrapped in an array: trpc-openapi takes an array's first
  * element but silently drops an empty string (`?from=` must be a 400, not "absent"), and Express's
- * `qs` parser would turn `a[b]=c` into objects.
+ * `qs` parser would turn `a[b]=c` into objects. A bracketed (`link_id[]=`) or repeated parameter
+ * would otherwise be dropped or cut to its first value silently: 400 naming it.
  */
 function plainQuery(url: string): Record<string, string[]> {
   const q = url.indexOf("?");
   const out: Record<string, string[]> = Object.create(null);
   if (q < 0) return out;
-  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) (out[k] ??= []).push(v);
+  const fields: Fields = Object.create(null);
+  const fail = (name: string, message: string) => {
+    const list = (fields[name] ??= []);
+    if (!list.includes(message)) list.push(message);
+  };
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) {
+    const bracket = k.indexOf("[");
+    if (bracket > 0) fail(k.slice(0, bracket), `must be given once as ${k.slice(0, bracket)}=value, not ${k}`);
+    else if (out[k]) fail(k, "must be given once");
+    // No parameter is called that, and trpc-openapi's Object.assign would make it the prototype.
+    else if (k !== "__proto__") out[k] = [v];
+  }
+  if (Object.keys(fields).length) throw new AppError("VALIDATION_FAILED", { fields: { ...fields } });
   return out;
 }

@@ -154,9 +154,11 @@ describe("GET /links/{id}/analytics", () => {
     expect(r.json.fields[name]).toBeDefined();
   });
 
-  it("reads query parameters as plain strings: nested forms are not objects, unrelated ones are ignored", async () => {
+  it("reads query parameters as plain strings: nested forms are refused (not objects, not dropped), unrelated ones are ignored", async () => {
     const l = await newLink();
-    expect((await get(`/links/${l.id}/analytics?from[a]=1`)).status).toBe(200);
+    const nested = await get(`/links/${l.id}/analytics?from[a]=1`);
+    expect(nested.status).toBe(400);
+    expect(Object.keys(nested.json.fields)).toEqual(["from"]);
     expect((await get(`/links/${l.id}/analytics?utm=x&from=0`)).status).toBe(200);
   });
 

@@ -117,3 +117,32 @@ describe("request bodies", () => {
     expect((await http(`${t.api}/links/${link.id}`, { headers: u.auth })).json.url).toBe("https://example.com/kept");
   });
 });
+
+describe("query parameters", () => {
+  it("a bracketed or repeated query parameter answers 400 VALIDATION_FAILED naming it", async () => {
+    const cases: [string, string][] = [
+      ["/analytics?link_id[]=zzzzzzzz", "link_id"],
+      [`/analytics?link_id[]=${link.id}`, "link_id"],
+      ["/analytics?link_id[0]=zzzzzzzz", "link_id"],
+      ["/analytics?from[]=", "from"],
+      ["/analytics?to[]=", "to"],
+      ["/analytics?from[gte]=1", "from"],
+      ["/analytics?from=1&from=2", "from"],
+      [`/analytics?link_id=${link.id}&link_id=zzzzzzzz`, "link_id"],
+      [`/links/${link.id}/analytics?from[]=`, "from"],
+      [`/links/${link.id}/analytics?to=1&to=2`, "to"],
+      ["/links?x[]=1", "x"],
+    ];
+    for (const [path, name] of cases) {
+      const r = await http(`${t.api}${path}`, { headers: u.auth });
+      expect(r.status, `${path}: ${r.text}`).toBe(400);
+      expect(r.json.error, path).toBe("VALIDATION_FAILED");
+      expect(Object.keys(r.json.fields), path).toEqual([name]);
+    }
+    // Every failing parameter is named.
+    const both = await http(`${t.api}/analytics?from[]=&to=1&to=2`, { headers: u.auth });
+    expect(Object.keys(both.json.fields).sort()).toEqual(["from", "to"]);
+    // Given once, plainly, they still work.
+    expect((await http(`${t.api}/analytics?link_id=${link.id}&from=1`, { headers: u.auth })).status).toBe(200);
+  });
+});
