@@ -1,8 +1,10 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestServer, http } from "../harness";
+import { restOperations } from "../../trpc/openapi";
 import {
   CONTENT_TYPES,
+  contentEncoding,
   expectApiAnswer,
   expectNoLeak,
   fuzzParams,
@@ -96,6 +98,7 @@ describe("fuzz: every operation of /openapi.json", () => {
         query: queryString(queryParams),
         body: hasBody ? rawBody(bodySchema ? objectFor(bodySchema, { redirect: t.redirect }) : fc.constant({})) : fc.constant(undefined),
         contentType: fc.constantFrom(...CONTENT_TYPES),
+        encoding: contentEncoding,
         credential,
         requestId: fc.option(headerValue, { nil: undefined }),
         accept: fc.option(headerValue, { nil: undefined }),
@@ -106,10 +109,11 @@ describe("fuzz: every operation of /openapi.json", () => {
           pathParams.forEach((name, i) => (url = url.replace(`{${name}}`, r.ids[i])));
           const headers: Record<string, string> = { ...authHeader(r.credential) };
           if (r.contentType && r.body !== undefined) headers["content-type"] = r.contentType;
+          if (r.encoding !== undefined && r.body !== undefined) headers["content-encoding"] = r.encoding;
           if (r.requestId !== undefined) headers["x-request-id"] = r.requestId;
           if (r.accept !== undefined) headers.accept = r.accept;
           const before = await rowCounts(t.app.db);
-          const what = `${method} ${url}${r.query} [${r.credential}, ${r.contentType}] body=${typeof r.body === "string" ? r.body.slice(0, 200) : r.body}`;
+          const what = `${method} ${url}${r.query} [${r.credential}, ${r.contentType}, ${r.encoding}] body=${typeof r.body === "string" ? r.body.slice(0, 200) : r.body}`;
           const res = await http(`${t.api}${url}${r.query}`, { method, headers, body: r.body as BodyInit | undefined });
           tally.requests++;
           expectApiAnswer(res, method, what);
@@ -120,6 +124,36 @@ describe("fuzz: every operation of /openapi.json", () => {
       );
     });
   }
+
+  // The typed-client endpoint reads bodies too: the same hostile bodies, charsets and encodings.
+  it("POST /trpc/{procedure}: bad bodies, charsets and encodings never give a 5xx, rejections store nothing", async () => {
+    const procedures = restOperations().map((o) => o.procedurePath);
+    const request = fc.record({
+      procedure: fc.constantFrom(...procedures),
+      batch: fc.boolean(),
+      body: rawBody(fc.constantFrom({}, { url: "https://example.com/t" }, { slug: "t", title: "T" })),
+      contentType: fc.constantFrom(...CONTENT_TYPES),
+      encoding: contentEncoding,
+      credential,
+    });
+    await fc.assert(
+      fc.asyncProperty(request, async (r) => {
+        const headers: Record<string, string> = { ...authHeader(r.credential) };
+        if (r.contentType) headers["content-type"] = r.contentType;
+        if (r.encoding !== undefined) headers["content-encoding"] = r.encoding;
+        const body = r.batch && typeof r.body === "string" ? `{"0":${r.body || "null"}}` : r.body;
+        const url = `/trpc/${r.procedure}${r.batch ? "?batch=1" : ""}`;
+        const what = `POST ${url} [${r.credential}, ${r.contentType}, ${r.encoding}] body=${typeof body === "string" ? body.slice(0, 200) : body}`;
+        const before = await rowCounts(t.app.db);
+        const res = await http(`${t.api}${url}`, { method: "POST", headers, body: body as BodyInit | undefined });
+        tally.requests++;
+        expectApiAnswer(res, "POST", what);
+        expectNoLeak(res.text, what);
+        if (res.status >= 400) expect(await rowCounts(t.app.db), `${what}: rejected (${res.status}) but stored something`).toBe(before);
+      }),
+      fuzzParams(RUNS),
+    );
+  });
 
   it("unknown paths and methods answer 404/405 with the error shape", async () => {
     const methods = fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD");

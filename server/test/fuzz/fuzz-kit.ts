@@ -194,6 +194,8 @@ export const CONTENT_TYPES = [
   "application/json",
   "application/json; charset=utf-8",
   "application/json; charset=utf-16",
+  "application/json; charset=latin1",
+  'application/json; charset="UTF-8"',
   "APPLICATION/JSON",
   "text/plain",
   "application/x-www-form-urlencoded",
@@ -203,6 +205,12 @@ export const CONTENT_TYPES = [
   "*/*",
   "garbage",
 ];
+
+/** Content-Encoding: mostly none, else ones the API decodes (over bodies that are not encoded) or does not know. */
+export const contentEncoding = fc.oneof(
+  { weight: 6, arbitrary: fc.constant(undefined) },
+  { weight: 2, arbitrary: fc.constantFrom("gzip", "deflate", "identity", "br", "foo", "gzip, br", "GZIP", "") },
+);
 
 /** A raw body: the JSON of a generated object most of the time, else something that is not one. */
 export function rawBody(obj: fc.Arbitrary<unknown>): fc.Arbitrary<string | Uint8Array | undefined> {
