@@ -51,11 +51,52 @@ describe("the API description", () => {
     expect(parseYaml(yaml.text)).toEqual(doc);
   });
 
-  it("declares version 1.0.0, a production server at API_URL and a development server with a stage variable", () => {
+  it("declares version 1.0.0 and one server, the configured API_URL (no invented development server)", () => {
     expect(doc.info.version).toBe("1.0.0");
-    expect(doc.servers[0].url).toBe(t.api);
-    expect(doc.servers[1].url).toContain("{stage}");
-    expect(doc.servers[1].variables.stage.default).toEqual(expect.any(String));
+    expect(doc.servers).toEqual([{ url: t.api, description: expect.any(String) }]);
+  });
+
+  it("lists every tag its operations use at the top level, each with a description, and no other", () => {
+    const used = new Set(operations().flatMap(({ op }) => op.tags));
+    expect(doc.tags.map((tag: any) => tag.name).sort()).toEqual([...used].sort());
+    for (const tag of doc.tags) {
+      expect(tag.description, tag.name).toEqual(expect.any(String));
+      expect(tag.description, tag.name).not.toBe(tag.name); // not the fallback
+    }
+  });
+
+  it("declares GET /analytics 404 (unknown link_id) and POST /reports 429 with Retry-After", () => {
+    expect(doc.paths["/analytics"].get.responses["404"].content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
+    const limited = doc.paths["/reports"].post.responses["429"];
+    expect(limited.content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
+    expect(limited.headers["Retry-After"]).toBeDefined();
+  });
+
+  it("does not call the report url a URI (a bare slug is accepted) but keeps the links' URLs URIs", () => {
+    const report = doc.paths["/reports"].post.requestBody.content["application/json"].schema.properties.url;
+    expect(report.type).toBe("string");
+    expect(report.format).toBeUndefined();
+    expect(report.maxLength).toBe(2000);
+    const link = doc.paths["/links"].post.requestBody.content["application/json"].schema.properties;
+    expect([link.url.format, link.expiration_url.format, link.og_image.format]).toEqual(["uri", "uri", "uri"]);
+  });
+
+  it("allows at most 10 tags (maxItems) on create and update", () => {
+    for (const [path, method] of [["/links", "post"], ["/links/{id}", "patch"]]) {
+      const tags = doc.paths[path][method].requestBody.content["application/json"].schema.properties.tags;
+      expect(tags, `${method} ${path}`).toMatchObject({ type: "array", maxItems: 10, items: { pattern: "^[0-9a-z-]{1,24}$" } });
+    }
+  });
+
+  it("gives the length limits of the schemas (JSON Schema counts code points, as the API does)", () => {
+    const link = doc.paths["/links"].post.requestBody.content["application/json"].schema.properties;
+    expect(link.og_title.maxLength).toBe(120);
+    expect(link.og_description.maxLength).toBe(240);
+    expect([link.password.minLength, link.password.maxLength]).toEqual([4, 200]);
+    const tree = doc.paths["/linktrees"].post.requestBody.content["application/json"].schema.properties;
+    expect([tree.title.maxLength, tree.bio.maxLength]).toEqual([100, 300]);
+    const report = doc.paths["/reports"].post.requestBody.content["application/json"].schema.properties;
+    expect([report.detail.maxLength, report.email.maxLength]).toEqual([1000, 200]);
   });
 
   it("describes exactly the public API: every path of service.md and nothing outside it", () => {

@@ -5,6 +5,7 @@ import type { Config } from "../config";
 import { base } from "../config";
 import { appRouter } from "./router";
 import type { Meta } from "./init";
+import { MAX_GEO_RULES, MAX_TAGS } from "../routers/links/links.schema";
 
 type Procedure = { _def: { meta?: Meta; query?: boolean; mutation?: boolean } };
 type Operation = { method: string; path: string; meta: Meta; procedurePath: string };
@@ -31,24 +32,43 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 const URL_FIELDS = new Set(["url", "expiration_url", "og_image", "avatar_url", "ios", "android", "short_url"]);
+/** Members named like URLs that are not URIs: a report's `url` may be a bare slug (service.md). */
+const NOT_URI: Record<string, string[]> = { "report.create": ["url"] };
 
-/** Adds what zod cannot say: URI formats (refined strings lose them) and write-only passwords. */
-function annotate(schema: OpenAPIV3.SchemaObject | undefined, request: boolean): void {
+/** Adds what zod cannot say: URI formats (refined strings lose them), write-only passwords, list limits. */
+function annotate(schema: OpenAPIV3.SchemaObject | undefined, request: boolean, notUri: string[] = []): void {
   if (!schema || typeof schema !== "object") return;
   for (const [name, prop] of Object.entries(schema.properties ?? {}) as [string, OpenAPIV3.SchemaObject][]) {
-    if (prop.type === "string" && URL_FIELDS.has(name)) prop.format = "uri";
+    if (prop.type === "string" && URL_FIELDS.has(name) && !notUri.includes(name)) prop.format = "uri";
     if (request && name === "password") prop.writeOnly = true;
+    // Tags are deduplicated before they are counted, so zod's limit sits after a transform it cannot show.
+    if (request && name === "tags" && prop.type === "array") prop.maxItems = MAX_TAGS;
     if (name === "geo" && prop.additionalProperties && typeof prop.additionalProperties === "object") {
       (prop.additionalProperties as OpenAPIV3.SchemaObject).format = "uri";
-      prop.maxProperties = 50;
+      prop.maxProperties = MAX_GEO_RULES;
     }
-    annotate(prop, request);
-    if (prop.type === "array") annotate(prop.items as OpenAPIV3.SchemaObject, request);
+    annotate(prop, request, notUri);
+    if (prop.type === "array") annotate(prop.items as OpenAPIV3.SchemaObject, request, notUri);
   }
 }
 
+/** Statuses a service answers that the operation's shape does not show, by procedure. */
+const SERVICE_STATUSES: Record<string, number[]> = {
+  "analytics.workspace": [404], // link_id of no link of the workspace
+  "report.create": [429], // per address and per slug, without a credential
+};
+
+/** The top-level tag list: every tag an operation uses, in this order. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  links: "Short links on the redirect domain: destination, slug, tags, expiry, targeting, password and share card.",
+  analytics: "Click events of short links, per link or for the whole workspace.",
+  linktrees: "Profile pages with an ordered list of items, each counted through its own short link.",
+  account: "The user and workspace a credential belongs to.",
+  reports: "Public abuse reports about short links, reviewed by a person.",
+};
+
 function errorStatuses(op: Operation, o: OpenAPIV3.OperationObject): number[] {
-  const s = new Set<number>(op.meta.errors ?? []);
+  const s = new Set<number>([...(op.meta.errors ?? []), ...(SERVICE_STATUSES[op.procedurePath] ?? [])]);
   const hasInput = !!o.requestBody || (o.parameters ?? []).length > 0;
   if (hasInput) s.add(400);
   if (o.requestBody) s.add(413);
@@ -80,11 +100,9 @@ export function buildOpenApiDocument(config: Config): OpenAPIV3.Document {
 
   doc.info.license = { name: "Proprietary", url: `${base(config.appUrl)}/terms` };
   doc.info.contact = { name: "Support", url: `${base(config.appUrl)}/docs` };
-  const stageHost = `${config.apiUrl.protocol}//{stage}.${config.apiUrl.host}${config.apiUrl.pathname.replace(/\/+$/, "")}`;
-  doc.servers = [
-    { url: apiBase, description: "Production" },
-    { url: stageHost, description: "Development", variables: { stage: { default: "dev", description: "Deployment stage" } } },
-  ];
+  // Only the configured API_URL: service.md's development server (a stage variable in the host)
+  // maps to no deployment or setting of this service, so declaring it would invent an address.
+  doc.servers = [{ url: apiBase, description: "This deployment (API_URL)" }];
 
   const components = (doc.components ??= {});
   components.responses = {};
@@ -137,7 +155,7 @@ export function buildOpenApiDocument(config: Config): OpenAPIV3.Document {
     o.responses = responses;
 
     const body = (o.requestBody as OpenAPIV3.RequestBodyObject | undefined)?.content?.["application/json"]?.schema as OpenAPIV3.SchemaObject | undefined;
-    annotate(body, true);
+    annotate(body, true, NOT_URI[op.procedurePath]);
     if (body && method === "patch") body.minProperties = 1;
     if (method === "get" || method === "delete") delete o.requestBody;
     if (o.parameters && !o.parameters.length) delete o.parameters;
@@ -146,6 +164,11 @@ export function buildOpenApiDocument(config: Config): OpenAPIV3.Document {
     else if (op.procedurePath === "link.create") o.security = [{}, { bearerAuth: [] }, { sessionCookie: [] }];
     else o.security = [];
   }
+
+  const used = new Set(Object.values(doc.paths).flatMap((item) => Object.values(item ?? {}).flatMap((o) => (o as OpenAPIV3.OperationObject).tags ?? [])));
+  const order = Object.keys(TAG_DESCRIPTIONS);
+  const rank = (tag: string) => (order.includes(tag) ? order.indexOf(tag) : order.length);
+  doc.tags = [...used].sort((a, b) => rank(a) - rank(b)).map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
   return doc;
 }
 
