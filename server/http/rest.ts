@@ -97,11 +97,11 @@ function interceptResponse(req: RestRequest, res: Response) {
 }
 
 /** Content-Encodings a body may arrive in (the ones body-parser knows); anything else is a 415. */
-const DECODERS: Record<string, (buf: Buffer, opts: zlib.ZlibOptions) => Promise<Buffer>> = {
-  gzip: promisify(zlib.gunzip),
-  "x-gzip": promisify(zlib.gunzip),
-  deflate: promisify(zlib.inflate),
-};
+const DECODERS = new Map<string, (buf: Buffer, opts: zlib.ZlibOptions) => Promise<Buffer>>([
+  ["gzip", promisify(zlib.gunzip)],
+  ["x-gzip", promisify(zlib.gunzip)],
+  ["deflate", promisify(zlib.inflate)],
+]);
 
 const bodyError = (message: string) => new AppError("VALIDATION_FAILED", { fields: { body: [message] } });
 
@@ -118,7 +118,8 @@ export async function readJson(req: IncomingMessage, opts: { batch?: boolean } =
     .split(",")
     .map((e) => e.trim())
     .filter((e) => e && e !== "identity");
-  if (encodings.length > 1 || (encodings.length && !DECODERS[encodings[0]])) throw new AppError("UNSUPPORTED_MEDIA_TYPE");
+  const decode = encodings.length ? DECODERS.get(encodings[0]) : undefined;
+  if (encodings.length > 1 || (encodings.length && !decode)) throw new AppError("UNSUPPORTED_MEDIA_TYPE");
   const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(String(req.headers["content-type"] ?? ""))?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") throw new AppError("UNSUPPORTED_MEDIA_TYPE");
 
@@ -132,9 +133,9 @@ export async function readJson(req: IncomingMessage, opts: { batch?: boolean } =
     chunks.push(chunk);
   }
   let raw: Buffer = Buffer.concat(chunks);
-  if (raw.length && encodings.length) {
+  if (raw.length && decode) {
     try {
-      raw = await DECODERS[encodings[0]](raw, { maxOutputLength: MAX_BODY_BYTES });
+      raw = await decode(raw, { maxOutputLength: MAX_BODY_BYTES });
     } catch (e) {
       if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") throw new AppError("PAYLOAD_TOO_LARGE");
       throw bodyError(`is not valid ${encodings[0]} data (Content-Encoding)`);
