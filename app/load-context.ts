@@ -1,12 +1,12 @@
 import type { RemixLoadContext } from "../server/http/remix";
 
 // Loaders and actions receive the server's load context (server/http/remix.ts).
+// Declaration merging needs an interface; it adds no members of its own on purpose.
+/* eslint-disable @typescript-eslint/no-empty-object-type */
 declare module "@remix-run/node" {
-  // eslint-disable-next-line @typescript-eslint/no-empty-interface
   interface AppLoadContext extends RemixLoadContext {}
 }
 declare module "@remix-run/server-runtime" {
-  // eslint-disable-next-line @typescript-eslint/no-empty-interface
   interface AppLoadContext extends RemixLoadContext {}
 }
 

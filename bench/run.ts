@@ -61,7 +61,10 @@ const merge = (results: LoadResult[]) => {
   const seconds = results.reduce((s, r) => s + r.seconds, 0);
   const all = new Float64Array(requests);
   let o = 0;
-  for (const r of results) (all.set(r.latenciesMs, o), (o += r.latenciesMs.length));
+  for (const r of results) {
+    all.set(r.latenciesMs, o);
+    o += r.latenciesMs.length;
+  }
   all.sort();
   const statuses = new Map<number, number>();
   for (const r of results) for (const [s, n] of r.statuses) statuses.set(s, (statuses.get(s) ?? 0) + n);

@@ -5,8 +5,8 @@ import { clicks, links } from "../db/schema";
 import { parseConfig } from "../server/config";
 import { pickFreeSlug } from "../server/lib/slugs";
 import { insertLink } from "../server/routers/links/links.service";
-import { createServices } from "../server/services";
-import { startClickRecorder } from "../server/redirect/clicks";
+import { createServices } from "../server/core/services";
+import { startClickRecorder } from "../server/core/clicks";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { summary } from "./load";
 

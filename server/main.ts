@@ -1,7 +1,7 @@
 import path from "node:path";
 import { ConfigError, parseConfig } from "./config";
 import { openDatabase } from "../db/client";
-import { createServices } from "./services";
+import { createServices } from "./core/services";
 import { startServers } from "./http/server";
 import { reserveAdminEndpoint } from "./admin/endpoint";
 

@@ -1,5 +1,5 @@
 import { redirect } from "@remix-run/node";
-import { toPublicError } from "../../server/http/errors";
+import { toPublicError } from "../../server/domain/errors";
 import { messageFor, type FormError } from "./messages";
 
 /**

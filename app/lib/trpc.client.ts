@@ -1,6 +1,6 @@
 import { createTRPCProxyClient, httpBatchLink } from "@trpc/client";
 // Types only: no server code reaches the browser bundle.
-import type { AppRouter } from "../../server/trpc/router";
+import type { AppRouter } from "../../server/routers";
 
 let client: ReturnType<typeof createTRPCProxyClient<AppRouter>> | null = null;
 

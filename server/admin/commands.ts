@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { users } from "../../db/schema";
-import { AppError, isUniqueViolation, type ErrorCode } from "../http/errors";
+import { AppError, isUniqueViolation, type ErrorCode } from "../domain/errors";
 import { createUserWithWorkspace, normalizeEmail } from "../lib/users";
 import { emailSchema } from "../routers/account/account.schema";
 import { getAccount } from "../routers/account/account.service";

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import express, { type NextFunction, type Request, type Response } from "express";
-import type { AppServices } from "../services";
+import type { AppServices } from "../core/services";
 import { commandFailure, runAdminCommand } from "./commands";
 
 /** Where the running server tells the command line how to reach it (DATA_DIR, mode 0600). */

@@ -2,12 +2,12 @@ import express, { type NextFunction, type Request, type Response } from "express
 import helmet from "helmet";
 import { randomBytes } from "node:crypto";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
-import type { AppServices } from "../services";
-import { appRouter } from "../trpc/router";
+import type { AppServices } from "../core/services";
+import { appRouter } from "../routers";
 import { createHttpContext } from "../trpc/context";
-import { openApiDocuments } from "../trpc/openapi";
+import { openApiDocuments } from "./openapi";
 import { createRestHandler, MAX_BODY_BYTES, sendError } from "./rest";
-import { AppError, toPublicError } from "./errors";
+import { AppError, toPublicError } from "../domain/errors";
 import { AVATAR_MAX_BYTES } from "../lib/avatars";
 
 /** The API origin: every REST path, /openapi.json|yaml, and the typed tRPC endpoint. */

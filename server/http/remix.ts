@@ -3,8 +3,8 @@ import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import express from "express";
 import { createRequestHandler, writeReadableStreamToWritable, type ServerBuild } from "@remix-run/node";
-import type { AppServices } from "../services";
-import { createCaller } from "../trpc/router";
+import type { AppServices } from "../core/services";
+import { createCaller } from "../routers";
 import { createContextInner, type Context } from "../trpc/context";
 import { formBodies, type FormBodyRequest } from "./app";
 

@@ -4,11 +4,11 @@ import zlib from "node:zlib";
 import type { TRPCError } from "@trpc/server";
 import type { NextFunction, Request, Response } from "express";
 import { createOpenApiHttpHandler, type OpenApiRouter } from "trpc-openapi";
-import { appRouter } from "../trpc/router";
-import { restOperations } from "../trpc/openapi";
+import { appRouter } from "../routers";
+import { restOperations } from "./openapi";
 import { createHttpContext } from "../trpc/context";
-import type { AppServices } from "../services";
-import { AppError, toPublicError, type Fields, type PublicError } from "./errors";
+import type { AppServices } from "../core/services";
+import { AppError, toPublicError, type Fields, type PublicError } from "../domain/errors";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import nodeHttp from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, freePort, http, type TestApp } from "../test/harness";
+import { createTestApp, type createTestServer, freePort, http, type TestApp } from "../test/harness";
 import { startServers, type RunningServers } from "./server";
 import { tempDataDir } from "../../db/test-db";
 
@@ -77,7 +77,7 @@ describe("SIGTERM", () => {
 });
 
 describe("CORS", () => {
-  let t: Awaited<ReturnType<typeof import("../test/harness").createTestServer>>;
+  let t: Awaited<ReturnType<typeof createTestServer>>;
   beforeAll(async () => {
     t = await (await import("../test/harness")).createTestServer();
   });
@@ -98,7 +98,7 @@ describe("CORS", () => {
 });
 
 describe("operations", () => {
-  let t: Awaited<ReturnType<typeof import("../test/harness").createTestServer>>;
+  let t: Awaited<ReturnType<typeof createTestServer>>;
   beforeAll(async () => {
     t = await (await import("../test/harness")).createTestServer();
   });
@@ -155,7 +155,7 @@ describe("a database that refuses connections", () => {
   it("classifies the connection refusals PostgreSQL reports as unavailable, not query errors as such", async () => {
     const { PostgresError } = (await import("postgres")) as unknown as { PostgresError: new (x: object) => Error };
     const pg = (code: string, severity: string, message: string) => new PostgresError({ code, severity, severity_local: severity, message });
-    const { toPublicError } = await import("./errors");
+    const { toPublicError } = await import("../domain/errors");
     for (const e of [
       pg("55000", "FATAL", 'database "x" is not currently accepting connections'),
       pg("53300", "FATAL", "sorry, too many clients already"),

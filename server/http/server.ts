@@ -1,14 +1,14 @@
 import http from "node:http";
 import { randomUUID } from "node:crypto";
 import express from "express";
-import type { AppServices } from "../services";
+import type { AppServices } from "../core/services";
 import { createApiRouter, securityHeaders } from "./app";
 import { createAdminEndpoint } from "../admin/endpoint";
 import { assertRemixBuild, createRemixHandler } from "./remix";
 import { createRedirectApp, type LinktreePageHandler } from "../redirect/adapter";
 import { createLinktreePageHandler } from "../redirect/linktree-page";
 import { sendError, trpcBodyParser } from "./rest";
-import { AppError } from "./errors";
+import { AppError } from "../domain/errors";
 
 type OriginKind = "app" | "api" | "redirect";
 type Origin = { kind: OriginKind; url: URL; handler: express.Express; prefix: string };

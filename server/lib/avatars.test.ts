@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import { toPublicError } from "../http/errors";
+import { toPublicError } from "../domain/errors";
 import { AVATAR_NAME_RE, avatarPath, storeAvatar } from "./avatars";
 
 const dir = () => mkdtempSync(path.join(os.tmpdir(), "avatars-"));

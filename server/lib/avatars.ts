@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import sharp from "sharp";
-import { AppError } from "../http/errors";
+import { AppError } from "../domain/errors";
 import { randomString } from "./ids";
 
 export const AVATAR_MAX_BYTES = 2 * 1024 * 1024;

@@ -31,7 +31,10 @@ let tsPoolAt = tsPool.length;
 export function clickTs(timestampMs: number): string {
   let r = "";
   while (r.length < 8) {
-    if (tsPoolAt >= tsPool.length) (randomFillSync(tsPool), (tsPoolAt = 0));
+    if (tsPoolAt >= tsPool.length) {
+      randomFillSync(tsPool);
+      tsPoolAt = 0;
+    }
     const b = tsPool[tsPoolAt++];
     if (b < 252) r += BASE36[b % 36]; // 252 = 7 × 36: no modulo bias
   }

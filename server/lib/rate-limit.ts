@@ -1,7 +1,8 @@
 import { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import { AppError } from "../http/errors";
-import type { Actor, Context } from "../trpc/context";
+import { AppError } from "../domain/errors";
+import type { Actor, ResponseSink } from "../domain/types";
+import type { Metrics } from "./metrics";
 
 /** Every limit of service.md and decisions, in one place. */
 export const LIMITS = {
@@ -75,23 +76,23 @@ export async function check(limits: RateLimits, name: LimitName, key: string): P
 }
 
 /** Token requests per hour by plan, with RateLimit-* headers on every token answer. */
-export async function consumeTokenRequest(ctx: Context, actor: Actor): Promise<void> {
+export async function consumeTokenRequest(app: { limits: RateLimits; metrics?: Metrics }, sink: ResponseSink, actor: Actor): Promise<void> {
   const name: LimitName = actor.plan === "pro" ? "tokenPro" : "tokenFree";
   const limit = LIMITS[name].points;
   let res: RateLimiterRes;
   let over = false;
   try {
-    res = await ctx.app.limits.get(name).consume(actor.tokenId!, 1);
+    res = await app.limits.get(name).consume(actor.tokenId!, 1);
   } catch (e) {
     if (!(e instanceof RateLimiterRes)) throw e;
     res = e;
     over = true;
   }
-  ctx.res.setHeader("RateLimit-Limit", String(limit));
-  ctx.res.setHeader("RateLimit-Remaining", String(Math.max(0, res.remainingPoints)));
-  ctx.res.setHeader("RateLimit-Reset", String(retryAfterSeconds(res)));
+  sink.setHeader("RateLimit-Limit", String(limit));
+  sink.setHeader("RateLimit-Remaining", String(Math.max(0, res.remainingPoints)));
+  sink.setHeader("RateLimit-Reset", String(retryAfterSeconds(res)));
   if (over) {
-    ctx.app.metrics?.rateLimited.inc({ limit: name });
+    app.metrics?.rateLimited.inc({ limit: name });
     throw rateLimited(res);
   }
 }

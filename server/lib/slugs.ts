@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { slugBlocks } from "../../db/schema";
-import { AppError } from "../http/errors";
+import { AppError } from "../domain/errors";
 import { BASE36 } from "./ids";
 import { randomInt } from "node:crypto";
 

@@ -1,6 +1,6 @@
 import { isbot } from "isbot";
 import { UAParser } from "ua-parser-js";
-import { LruCache } from "../redirect/cache";
+import { LruCache } from "./lru";
 
 export type Device = "mobile" | "tablet" | "smarttv" | "desktop";
 export type ParsedAgent = {

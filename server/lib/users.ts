@@ -1,7 +1,7 @@
 import { and, count, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { apiTokens, memberships, users, workspaces } from "../../db/schema";
-import { AppError } from "../http/errors";
+import { AppError } from "../domain/errors";
 import { sha256 } from "./crypto";
 import { newId, newTokenValue } from "./ids";
 

@@ -1,5 +1,5 @@
-import type { CachedLink } from "./lookup";
-import type { Rule } from "./clicks";
+import type { CachedLink } from "../core/lookup";
+import type { Rule } from "../core/clicks";
 
 /** What the decision needs of a link. */
 export type LinkSnapshot = Pick<CachedLink, "url" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">;

@@ -1,7 +1,7 @@
 import { createRequestHandler, type ServerBuild } from "@remix-run/node";
 import { base } from "../config";
 import { loadRemixBuild, remixContext } from "../http/remix";
-import type { AppServices } from "../services";
+import type { AppServices } from "../core/services";
 import type { LinktreePageHandler } from "./adapter";
 
 /** The Remix resource route that renders the page: app/routes/[_]linktree-page.$slug.tsx. */

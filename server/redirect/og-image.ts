@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { LruCache } from "./cache";
+import { LruCache } from "../lib/lru";
 
 export const OG_WIDTH = 1200;
 export const OG_HEIGHT = 630;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
 import { parseUserAgent } from "../lib/user-agent";
-import { isPublicIp, lookupGeo } from "./geo";
+import { isPublicIp, lookupGeo } from "../lib/geo";
 import { PEOPLE, SEARCH, SOCIAL } from "./ua-fixtures";
 import { readVisitor } from "./visitor";
 

@@ -12,7 +12,6 @@ let linkId: string;
 let treeId: string;
 let itemId: string;
 let seq = 0;
-const future = () => Date.now() + 3_600_000;
 const past = Date.now() - 60_000;
 const geo = (n: number) => Object.fromEntries([...COUNTRY_CODES].slice(0, n).map((c) => [c, `https://example.com/${c}`]));
 const unique = (p: string) => `${p}-${Date.now().toString(36)}-${seq++}`;

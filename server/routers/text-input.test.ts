@@ -1,10 +1,10 @@
 import { randomInt } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { toPublicError } from "../http/errors";
+import { toPublicError } from "../domain/errors";
 import { isText } from "../lib/input";
 import { createTestServer, http, type TestServer, type TestUser } from "../test/harness";
-import { appRouter } from "../trpc/router";
+import { appRouter } from "./index";
 import { signIn, uniqueEmail } from "./auth/sign-in.test-helper";
 
 // Every text input goes through one helper (lib/input `text`): NUL is refused (PostgreSQL cannot

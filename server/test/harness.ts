@@ -2,9 +2,9 @@ import net from "node:net";
 import { randomBytes } from "node:crypto";
 import { parseConfig } from "../config";
 import { createTestDatabase, tempDataDir } from "../../db/test-db";
-import { createServices, type AppServices } from "../services";
+import { createServices, type AppServices } from "../core/services";
 import { createContextInner } from "../trpc/context";
-import { createCaller } from "../trpc/router";
+import { createCaller } from "../routers";
 import { startServers, type RunningServers } from "../http/server";
 import { createUserWithWorkspace, issueToken } from "../lib/users";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTRPCProxyClient, httpBatchLink, TRPCClientError } from "@trpc/client";
-import type { AppRouter } from "./router";
+import type { AppRouter } from "../routers";
 import { createTestServer, type TestServer } from "../test/harness";
 
 let t: TestServer;

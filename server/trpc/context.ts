@@ -1,32 +1,9 @@
-import type { IncomingHttpHeaders } from "node:http";
-import type { AppServices } from "../services";
-import { resolveAuth, type AuthResult } from "../lib/auth";
+import type { Request, Response } from "express";
+import type { AppServices } from "../core/services";
+import { resolveAuth, type AuthResult } from "../core/auth";
+import type { Actor, RequestInfo, ResponseSink } from "../domain/types";
 
-export type Actor = {
-  via: "token" | "session";
-  userId: string;
-  workspaceId: string;
-  plan: "free" | "pro";
-  isAdmin: boolean;
-  /** Set when `via` is "token". */
-  tokenId?: string;
-  /** Set when `via` is "session": the full lucia session id. */
-  sessionId?: string;
-};
-
-/** What the transports tell the routers about the request; nothing framework-specific. */
-export type RequestInfo = {
-  method: string;
-  headers: IncomingHttpHeaders;
-  /** Client address, already resolved with TRUST_PROXY. */
-  ip: string;
-};
-
-/** Where procedures put response headers (rate-limit headers, cookies). */
-export type ResponseSink = {
-  setHeader(name: string, value: string): void;
-  appendHeader(name: string, value: string): void;
-};
+export type { Actor, RequestInfo, ResponseSink };
 
 export type Context = {
   app: AppServices;
@@ -51,7 +28,7 @@ export function createContextInner(app: AppServices, req?: Partial<RequestInfo>,
 
 /** Adapter for Express / node:http (REST via trpc-openapi and the /trpc endpoint). */
 export function createHttpContext(app: AppServices) {
-  return ({ req, res }: { req: import("express").Request; res: import("express").Response }) =>
+  return ({ req, res }: { req: Request; res: Response }) =>
     createContextInner(app, { method: req.method, headers: req.headers, ip: req.ip ?? req.socket.remoteAddress ?? "" }, {
       setHeader: (n, v) => {
         if (!res.headersSent) res.setHeader(n, v);

@@ -1,6 +1,6 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-openapi";
-import { AppError, toPublicError } from "../http/errors";
+import { AppError, toPublicError } from "../domain/errors";
 import type { Context } from "./context";
 import { consumeTokenRequest } from "../lib/rate-limit";
 
@@ -39,7 +39,7 @@ export const publicProcedure = t.procedure;
 export const optionalAuthProcedure = t.procedure.use(async ({ ctx, next }) => {
   const auth = await ctx.auth();
   if (auth.invalid) throw new AppError("UNAUTHORIZED");
-  if (auth.actor?.via === "token") await consumeTokenRequest(ctx, auth.actor);
+  if (auth.actor?.via === "token") await consumeTokenRequest(ctx.app, ctx.res, auth.actor);
   return next({ ctx: { actor: auth.actor } });
 });
 
@@ -47,7 +47,7 @@ export const optionalAuthProcedure = t.procedure.use(async ({ ctx, next }) => {
 export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
   const auth = await ctx.auth();
   if (!auth.actor) throw new AppError("UNAUTHORIZED");
-  if (auth.actor.via === "token") await consumeTokenRequest(ctx, auth.actor);
+  if (auth.actor.via === "token") await consumeTokenRequest(ctx.app, ctx.res, auth.actor);
   return next({ ctx: { actor: auth.actor } });
 });
 

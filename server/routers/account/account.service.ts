@@ -1,11 +1,11 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { apiTokens, emailCodes, links, linktreeItems, linktrees, sessions, users, workspaces } from "../../../db/schema";
-import { AppError, isUniqueViolation, notFound } from "../../http/errors";
+import { AppError, isUniqueViolation, notFound } from "../../domain/errors";
 import { consume } from "../../lib/rate-limit";
 import { normalizeEmail } from "../../lib/users";
 import { checkNoLoops } from "../links/links.service";
-import type { AppServices } from "../../services";
+import type { AppServices } from "../../core/services";
 import type { Context } from "../../trpc/context";
 import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "../auth/email-codes";
 import type { AccountDto } from "./account.schema";

@@ -1,8 +1,8 @@
 import { and, desc, eq, gte, inArray, lt, lte, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { clickRollups, clicks, links } from "../../../db/schema";
-import { notFound } from "../../http/errors";
-import type { AppServices } from "../../services";
+import { notFound } from "../../domain/errors";
+import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { findOwnLink } from "../links/links.service";
 import type { ClickEventDto, WorkspaceClickEventDto } from "./analytics.schema";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clickRollups, clicks } from "../../../db/schema";
 import { clickTs } from "../../lib/ids";
-import type { ClickRecord } from "../../redirect/clicks";
+import type { ClickRecord } from "../../core/clicks";
 import { insertLink } from "../links/links.service";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
 import { countClicks, HOUR_MS } from "./analytics.service";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { users } from "../../../db/schema";
-import { isUniqueViolation } from "../../http/errors";
+import { isUniqueViolation } from "../../domain/errors";
 import { consume } from "../../lib/rate-limit";
 import { createUserWithWorkspace, normalizeEmail } from "../../lib/users";
 import type { Context } from "../../trpc/context";

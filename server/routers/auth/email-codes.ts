@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { emailCodes } from "../../../db/schema";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../domain/errors";
 import { safeEqualHex } from "../../lib/crypto";
 import { newId, sixDigitCode } from "../../lib/ids";
 import type { Mail } from "../../lib/mail";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { AppError } from "../../http/errors";
-import { isCrossSiteWrite } from "../../lib/auth";
+import { AppError } from "../../domain/errors";
+import { isCrossSiteWrite } from "../../core/auth";
 import { publicProcedure, router, sessionOnlyProcedure } from "../../trpc/init";
 import { accountOutput } from "../account/account.schema";
 import { startInput, verifyInput } from "./auth.schema";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp, type TestUser } from "../../test/harness";
-import { toPublicError } from "../../http/errors";
+import { toPublicError } from "../../domain/errors";
 
 let t: TestApp;
 let alice: TestUser;

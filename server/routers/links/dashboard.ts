@@ -3,7 +3,7 @@ import { and, arrayContains, desc, eq, ilike, isNull, lt, or, sql } from "drizzl
 import { links } from "../../../db/schema";
 import { text } from "../../lib/input";
 import { authedProcedure } from "../../trpc/init";
-import type { AppServices } from "../../services";
+import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { linkOutput, slugSchema, TAG_RE } from "./links.schema";
 import { toLinkDto } from "./links.service";

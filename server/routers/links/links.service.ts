@@ -2,13 +2,13 @@ import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links } from "../../../db/schema";
 import { base, type Config } from "../../config";
-import { AppError, isUniqueViolation, notFound, validation, type Fields } from "../../http/errors";
+import { AppError, isUniqueViolation, notFound, validation, type Fields } from "../../domain/errors";
 import { hashPassword } from "../../lib/crypto";
 import { newLinkId } from "../../lib/ids";
 import { consume } from "../../lib/rate-limit";
 import { SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
 import { isOnHost } from "../../lib/urls";
-import type { AppServices } from "../../services";
+import type { AppServices } from "../../core/services";
 import type { Actor, Context } from "../../trpc/context";
 import type { CreateLinkInput, LinkDto, UpdateLinkInput } from "./links.schema";
 

@@ -1,9 +1,9 @@
 import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links, linktreeItems, linktrees } from "../../../db/schema";
-import { notFound, validation } from "../../http/errors";
+import { notFound, validation } from "../../domain/errors";
 import { newId } from "../../lib/ids";
-import type { AppServices } from "../../services";
+import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { countClicks } from "../analytics/analytics.service";
 import { checkNoLoops, insertLink, nextUpdatedAt, shortUrl, withSlug } from "../links/links.service";

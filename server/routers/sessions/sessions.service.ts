@@ -1,9 +1,9 @@
 import { and, desc, eq, gt, like } from "drizzle-orm";
 import { sessions } from "../../../db/schema";
-import { notFound } from "../../http/errors";
+import { notFound } from "../../domain/errors";
 import { readEdgeHeaders } from "../../lib/edge";
 import { parseUserAgent } from "../../lib/user-agent";
-import type { AppServices } from "../../services";
+import type { AppServices } from "../../core/services";
 import type { Actor, Context, RequestInfo } from "../../trpc/context";
 import type { SessionDto } from "./sessions.schema";
 

@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { apiTokens } from "../../../db/schema";
-import { notFound } from "../../http/errors";
+import { notFound } from "../../domain/errors";
 import { issueToken, type TokenRow } from "../../lib/users";
 import type { ApiTokenDto } from "./tokens.schema";
 

@@ -7,8 +7,8 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../../db/client";
 import { tempDataDir } from "../../../db/test-db";
-import { startClickRecorder, type Visit } from "../../redirect/clicks";
-import type { AppServices } from "../../services";
+import { startClickRecorder, type Visit } from "../../core/clicks";
+import type { AppServices } from "../../core/services";
 import { createTestApp, type TestApp } from "../harness";
 
 /**

@@ -4,8 +4,8 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../../db/client";
 import { tempDataDir } from "../../../db/test-db";
-import { startClickRecorder, type Visit } from "../../redirect/clicks";
-import type { AppServices } from "../../services";
+import { startClickRecorder, type Visit } from "../../core/clicks";
+import type { AppServices } from "../../core/services";
 import { createTestApp, type TestApp } from "../harness";
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clickCounts, clickTallies, freshPostgresDatabase, postJson, redirectLoad, sleep, startInstance, total, type Instance } from "./instances";
+import { clickCounts, clickTallies, freshPostgresDatabase, postJson, redirectLoad, sleep, startInstance, type Instance } from "./instances";
 
 /**
  * Issue 8.3: PostgreSQL stopped for ~30 s under redirect load. A PRIVATE cluster (port 54329)

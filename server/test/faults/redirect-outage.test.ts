@@ -5,7 +5,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Db } from "../../../db/client";
 import { createRedirectApp } from "../../redirect/adapter";
-import { LINK_CHANNEL, type AppServices } from "../../services";
+import { LINK_CHANNEL, type AppServices } from "../../core/services";
 import { createTestApp, type TestApp } from "../harness";
 
 /**

@@ -2,8 +2,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Db } from "../../../db/client";
 import { links } from "../../../db/schema";
-import { lookupLinkBySlug, OUTAGE_RETRY_MS, peekLinkBySlug } from "../../redirect/lookup";
-import { LINK_CHANNEL, type AppServices } from "../../services";
+import { lookupLinkBySlug, OUTAGE_RETRY_MS, peekLinkBySlug } from "../../core/lookup";
+import { LINK_CHANNEL, type AppServices } from "../../core/services";
 import { createTestApp, type TestApp } from "../harness";
 
 /** Issue 8.3: cached links keep redirecting while the database is away, even past the cache TTL. */

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestServer, http } from "../harness";
-import { restOperations } from "../../trpc/openapi";
+import { restOperations } from "../../http/openapi";
 import {
   CONTENT_TYPES,
   contentEncoding,

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { restOperations } from "../../trpc/openapi";
+import { restOperations } from "../../http/openapi";
 import { createTestServer, http, type TestUser } from "../harness";
 import { CONTENT_TYPES, expectApiAnswer, expectNoLeak, fuzzParams, FUZZ_SEED, headerValue, objectFor, pathSegment, queryString, rawBody, rowCounts, tally } from "./fuzz-kit";
 

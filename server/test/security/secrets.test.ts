@@ -41,7 +41,7 @@ describe("codes and tokens", () => {
     expect(crypto).toMatch(/return timingSafeEqual\(key, expected\)/);
     expect(readFileSync("server/routers/auth/email-codes.ts", "utf8")).toMatch(/safeEqualHex\(row\.codeHash, hashCode\(/);
     // Tokens are found by hash in the where clause, never compared as strings in code.
-    expect(readFileSync("server/lib/auth.ts", "utf8")).toMatch(/eq\(apiTokens\.tokenHash, sha256\(/);
-    expect(readFileSync("server/redirect/adapter.ts", "utf8")).toMatch(/verifyPassword\(password, link\.passwordHash\)/);
+    expect(readFileSync("server/core/auth.ts", "utf8")).toMatch(/eq\(apiTokens\.tokenHash, sha256\(/);
+    expect(readFileSync("server/redirect/password-submit.ts", "utf8")).toMatch(/verifyPassword\(password, link\.passwordHash\)/);
   });
 });

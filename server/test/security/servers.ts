@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import pino from "pino";
 import { parseConfig } from "../../config";
 import { createTestDatabase, tempDataDir } from "../../../db/test-db";
-import { createServices, type AppServices } from "../../services";
+import { createServices, type AppServices } from "../../core/services";
 import { startServers, type RunningServers } from "../../http/server";
 import { freePort, http } from "../harness";
 

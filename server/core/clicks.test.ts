@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clickRollups, clicks } from "../../db/schema";
 import { createTestApp, type TestApp } from "../test/harness";
 import { enrichVisit, startClickRecorder, type Visit } from "./clicks";
-import { PEOPLE } from "./ua-fixtures";
+import { PEOPLE } from "../redirect/ua-fixtures";
 
 let t: TestApp;
 beforeAll(async () => void (t = await createTestApp()));

@@ -1,13 +1,13 @@
-import type { Config } from "./config";
-import type { Database, Db } from "../db/client";
-import { createLucia, type AppLucia } from "./lib/lucia";
-import { createRateLimits, type RateLimits } from "./lib/rate-limit";
-import { createMailer, type Mailer } from "./lib/mail";
-import { createLogger, type Logger } from "./lib/log";
-import { createMetrics, type Metrics } from "./lib/metrics";
-import { LruCache } from "./redirect/cache";
-import type { CacheEntry } from "./redirect/lookup";
-import { startClickRecorder } from "./redirect/clicks";
+import type { Config } from "../config";
+import type { Database, Db } from "../../db/client";
+import { createLucia, type AppLucia } from "../lib/lucia";
+import { createRateLimits, type RateLimits } from "../lib/rate-limit";
+import { createMailer, type Mailer } from "../lib/mail";
+import { createLogger, type Logger } from "../lib/log";
+import { createMetrics, type Metrics } from "../lib/metrics";
+import { LruCache } from "../lib/lru";
+import type { CacheEntry } from "./lookup";
+import { startClickRecorder, type ClickRecorder } from "./clicks";
 
 export const LINK_CHANNEL = "link_changed";
 
@@ -26,7 +26,7 @@ export type AppServices = {
   /** Drop cached slugs here and in every other instance. Call after every committed link write. */
   invalidateSlugs(slugs: string[]): Promise<void>;
   /** Set by the redirect host at start: where counted visits go. */
-  clicks?: import("./redirect/clicks").ClickRecorder;
+  clicks?: ClickRecorder;
 };
 
 export async function createServices(config: Config, database: Database, opts: { logger?: Logger; cacheSize?: number; rateLimitPrefix?: string } = {}): Promise<AppServices> {

@@ -3,8 +3,8 @@ import type { OpenAPIV3 } from "openapi-types";
 import { stringify } from "yaml";
 import type { Config } from "../config";
 import { base } from "../config";
-import { appRouter } from "./router";
-import type { Meta } from "./init";
+import { appRouter } from "../routers";
+import type { Meta } from "../trpc/init";
 import { MAX_GEO_RULES, MAX_TAGS } from "../routers/links/links.schema";
 
 type Procedure = { _def: { meta?: Meta; query?: boolean; mutation?: boolean } };

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from "node:net";
 import geoip from "fast-geoip";
-import { LruCache } from "./cache";
-import { NO_PLACE, type Place } from "../lib/edge";
+import { LruCache } from "./lru";
+import { NO_PLACE, type Place } from "./edge";
 
 export type GeoInfo = Place;
 export const NO_GEO: GeoInfo = NO_PLACE;

@@ -1,7 +1,11 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { links, type Targeting } from "../../db/schema";
-import { isDatabaseUnavailable } from "../http/errors";
-import type { AppServices } from "../services";
+import { isDatabaseUnavailable } from "../domain/errors";
+import type { Db } from "../../db/client";
+import type { LruCache } from "../lib/lru";
+
+/** What a lookup needs of the app (the services container provides it). */
+export type LookupDeps = { db: Db; linkCache: LruCache<CacheEntry> };
 
 /** What the redirect host needs of a link; cached per slug. */
 export type CachedLink = {
@@ -38,7 +42,7 @@ const outages = new WeakMap<object, number>();
  * The cached answer for a slug without touching the database: the link, null for a known miss,
  * undefined when it must be read. Lets the hot path answer a cache hit without awaiting.
  */
-export function peekLinkBySlug(app: AppServices, slug: string, now = Date.now()): CachedLink | null | undefined {
+export function peekLinkBySlug(app: LookupDeps, slug: string, now = Date.now()): CachedLink | null | undefined {
   const entry = app.linkCache.get(slug);
   if (entry === undefined) return undefined;
   // Invalidations (NOTIFY) drop entries at once; the TTL covers a notification that never came,
@@ -49,7 +53,7 @@ export function peekLinkBySlug(app: AppServices, slug: string, now = Date.now())
 }
 
 /** The live (not deleted) link with this slug, through the cache. Null when there is none. */
-export async function lookupLinkBySlug(app: AppServices, slug: string): Promise<CachedLink | null> {
+export async function lookupLinkBySlug(app: LookupDeps, slug: string): Promise<CachedLink | null> {
   const now = Date.now();
   const hit = peekLinkBySlug(app, slug, now);
   if (hit !== undefined) return hit;
@@ -65,7 +69,7 @@ export async function lookupLinkBySlug(app: AppServices, slug: string): Promise<
 }
 
 /** Reads the link and caches the answer; when the read fails, the expired entry is the answer. */
-async function readThrough(app: AppServices, slug: string, now: number): Promise<CachedLink | null> {
+async function readThrough(app: LookupDeps, slug: string, now: number): Promise<CachedLink | null> {
   const version = app.linkCache.version;
   let rows;
   try {
@@ -86,7 +90,7 @@ async function readThrough(app: AppServices, slug: string, now: number): Promise
   return value;
 }
 
-function readLink(app: AppServices, slug: string) {
+function readLink(app: LookupDeps, slug: string) {
   return app.db
     .select({
       id: links.id,

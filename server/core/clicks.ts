@@ -4,8 +4,11 @@ import { sql } from "drizzle-orm";
 import type { EdgeInfo, Place } from "../lib/edge";
 import { clickTs } from "../lib/ids";
 import { parseUserAgent } from "../lib/user-agent";
-import type { AppServices } from "../services";
-import { isPublicIp, lookupGeo, NO_GEO, type GeoInfo } from "./geo";
+import type { Db } from "../../db/client";
+import type { Config } from "../config";
+import type { Logger } from "../lib/log";
+import type { Metrics } from "../lib/metrics";
+import { isPublicIp, lookupGeo, NO_GEO, type GeoInfo } from "../lib/geo";
 
 export type Rule = "ios" | "android" | "geo" | "url" | "expiration_url" | "expired_404";
 
@@ -156,6 +159,42 @@ export function logSafeError(e: unknown): { code?: string; error: string } {
   return code ? { code, error: message } : { error: message };
 }
 
+/** What the recorder needs of the app (the services container provides it). */
+export type RecorderDeps = { config: Pick<Config, "clickBufferMax" | "dataDir" | "edgeHeaders">; db: Db; log: Logger; metrics: Metrics };
+
+/**
+ * One statement per batch. One JSON parameter: building a 16-column multi-row insert through the
+ * query builder costs more CPU than the insert itself, and this runs in the redirect process.
+ * Rollups count what the insert returns, i.e. only clicks not already stored, so a retried batch
+ * is neither lost nor counted twice.
+ */
+async function insertClicks(db: Db, rows: ClickRecord[]): Promise<void> {
+  await db.execute(sql`
+    with ins as (
+      insert into clicks select * from json_populate_recordset(null::clicks, ${JSON.stringify(rows.map(toRow))}::json)
+      on conflict do nothing returning link_id, "timestamp"
+    )
+    insert into click_rollups (link_id, hour, count)
+    select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2
+    on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count`);
+}
+
+/** Spill files left by an earlier run, oldest first (none when there is no spool directory). */
+function readSpool(spoolDir: string): Spilled[] {
+  let names: string[];
+  try {
+    names = readdirSync(spoolDir).sort();
+  } catch {
+    return [];
+  }
+  return names
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => {
+      const file = path.join(spoolDir, f);
+      return { file, count: (JSON.parse(readFileSync(file, "utf8")) as unknown[]).length };
+    });
+}
+
 /**
  * Buffers counted visits and writes them in multi-row inserts every `intervalMs` or every
  * `batchSize` rows; the request path only pushes to an array. Each batch is one statement that
@@ -164,7 +203,7 @@ export function logSafeError(e: unknown): { code?: string; error: string } {
  * `maxBuffered` in memory they spill to `DATA_DIR/click-spool`, and so does whatever is left at
  * close. Spill files are written (and removed) once the database answers, also by the next start.
  */
-export function startClickRecorder(app: AppServices, opts: RecorderOptions = {}): ClickRecorder {
+export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}): ClickRecorder {
   const intervalMs = opts.intervalMs ?? 250;
   const batchSize = opts.batchSize ?? 1000;
   const backlogRows = batchSize * 5;
@@ -228,17 +267,7 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
 
   async function writeBatch(batch: Pending[]): Promise<void> {
     const rows = await enrichBatch(batch, app.config.edgeHeaders);
-    // One JSON parameter: building a 16-column multi-row insert through the query builder costs
-    // more CPU than the insert itself, and this runs in the redirect process. Rollups count what
-    // the insert returns, i.e. only clicks not already stored.
-    await app.db.execute(sql`
-      with ins as (
-        insert into clicks select * from json_populate_recordset(null::clicks, ${JSON.stringify(rows.map(toRow))}::json)
-        on conflict do nothing returning link_id, "timestamp"
-      )
-      insert into click_rollups (link_id, hour, count)
-      select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2
-      on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count`);
+    await insertClicks(app.db, rows);
     app.metrics.clicksWritten.inc(rows.length);
   }
 
@@ -254,15 +283,20 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
         batch = JSON.parse(readFileSync(fromFile.file, "utf8")) as Pending[];
       } else break;
       inflight += batch.length;
-      if (fromFile) ((spilledCount -= fromFile.count), spilled.shift());
+      if (fromFile) {
+        spilledCount -= fromFile.count;
+        spilled.shift();
+      }
       try {
         // A spill file is written whole (it is at most maxBuffered clicks) and removed after.
         for (let i = 0; i < batch.length; i += backlogRows) await writeBatch(batch.slice(i, i + backlogRows));
         if (fromFile) rmSync(fromFile.file, { force: true });
       } catch (e) {
         // Put it back (writes are idempotent, so a partly written spill file is fine to redo).
-        if (fromFile) ((spilledCount += fromFile.count), spilled.unshift(fromFile));
-        else buffer = batch.concat(buffer);
+        if (fromFile) {
+          spilledCount += fromFile.count;
+          spilled.unshift(fromFile);
+        } else buffer = batch.concat(buffer);
         // One line when writes start failing (and one when they recover), never per retry, and
         // never the error itself: the driver's error carries the whole batch as its parameters.
         if (!failures++) app.log.error({ ...logSafeError(e), buffered: total() }, "click writes failing; clicks wait and are retried");
@@ -284,7 +318,10 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
   function drain(): Promise<void> {
     // A write is running: when it ends, write what is left (including what came meanwhile).
     if (writing) return writing.then(() => drain());
-    if (timer) (clearTimeout(timer), (timer = undefined));
+    if (timer) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
     // `finally` runs after this assignment, even when there is nothing to write.
     writing = writeAll().finally(() => {
       writing = undefined;
@@ -293,18 +330,11 @@ export function startClickRecorder(app: AppServices, opts: RecorderOptions = {})
   }
 
   // Clicks spilled by an earlier run (or left at its stop) are written first.
-  try {
-    for (const f of readdirSync(spoolDir).sort()) {
-      if (!f.endsWith(".json")) continue;
-      const file = path.join(spoolDir, f);
-      const count = (JSON.parse(readFileSync(file, "utf8")) as unknown[]).length;
-      spilled.push({ file, count });
-      spilledCount += count;
-    }
-    if (spilled.length) schedule(0);
-  } catch {
-    // no spool directory: nothing to recover
+  for (const f of readSpool(spoolDir)) {
+    spilled.push(f);
+    spilledCount += f.count;
   }
+  if (spilled.length) schedule(0);
 
   return {
     record: (click) => push({ kind: "click", click }),

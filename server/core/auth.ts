@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
 import { apiTokens, users } from "../../db/schema";
-import type { AppServices } from "../services";
-import type { Actor, RequestInfo, ResponseSink } from "../trpc/context";
-import { sha256 } from "./crypto";
-import { SESSION_COOKIE } from "./lucia";
+import type { AppServices } from "./services";
+import type { Actor, RequestInfo, ResponseSink } from "../domain/types";
+import { sha256 } from "../lib/crypto";
+import { SESSION_COOKIE } from "../lib/lucia";
 import { parse as parseCookie } from "cookie";
 
 export type AuthResult = { actor: Actor | null; /** a credential was presented and is not valid */ invalid: boolean };

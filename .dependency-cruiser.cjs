@@ -1,0 +1,67 @@
+// The floors of the house (README "Architecture"): a file imports only from its own floor or below.
+//   0 ground     server/domain/          error codes, AppError, code → status, limits, shared types
+//                server/config.ts        configuration (env parsed once)
+//   1 data       db/
+//   2 lib        server/lib/             helpers that know no transport
+//   3 core       server/core/            the app's services: container, auth, link cache, click recorder
+//   4 trpc       server/trpc/            tRPC init (base procedures) and context
+//   5 routers    server/routers/         one folder per resource: schema, service, router; index = appRouter
+//   6 transports server/http/ server/redirect/ server/admin/ server/cli.ts app/   (REST, /trpc, Remix, redirect host, CLI)
+//   7 start      server/main.ts
+// Tests, benches and e2e sit beside or above what they test and may import anything.
+const floors = [
+  { name: "ground", path: "^server/(domain/|config\\.ts$)" },
+  { name: "data", path: "^db/" },
+  { name: "lib", path: "^server/lib/" },
+  { name: "core", path: "^server/core/" },
+  { name: "trpc", path: "^server/trpc/" },
+  { name: "routers", path: "^server/routers/" },
+  { name: "transports", path: "^(server/(http|redirect|admin)/|server/cli\\.ts$|app/)" },
+  { name: "start", path: "^server/main\\.ts$" },
+];
+const notTest = "\\.(test|fault|test-helper)\\.tsx?$|^server/test/|^e2e/|^bench/|^db/test-db\\.ts$";
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "An import circle: the files cannot be understood, tested or moved one at a time.",
+      from: {},
+      to: { circular: true },
+    },
+    ...floors.flatMap((floor, i) => {
+      const above = floors.slice(i + 1).map((f) => f.path);
+      if (!above.length) return [];
+      return [
+        {
+          name: `no-upward-import-from-${floor.name}`,
+          severity: "error",
+          comment: `The ${floor.name} floor imports only from its own floor or below.`,
+          from: { path: floor.path, pathNot: notTest },
+          to: { path: above.join("|") },
+        },
+      ];
+    }),
+    {
+      name: "no-import-of-tests",
+      severity: "error",
+      comment: "Production code never imports test helpers.",
+      from: { pathNot: notTest },
+      to: { path: notTest },
+    },
+    {
+      name: "no-unresolvable",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(node_modules|build|public/build|data|\\.cache|scratch)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"] },
+  },
+};

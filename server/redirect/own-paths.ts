@@ -1,0 +1,42 @@
+import type express from "express";
+import { eq } from "drizzle-orm";
+import { links } from "../../db/schema";
+import type { AppServices } from "../core/services";
+import { OgImageCache } from "./og-image";
+import type { Visits } from "./visit";
+
+const OG_PATH = /^\/_\/og\/([0-9a-z]{8})\.png$/;
+
+/** The service's own paths on the redirect host (`/_…`, never a slug): health and the share card's image. */
+export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visits) {
+  const ogImages = new OgImageCache();
+
+  r.get("/_/health", async (_req, res) => {
+    let db = "ok";
+    try {
+      await app.database.ping();
+    } catch {
+      db = "unavailable";
+    }
+    res.status(db === "ok" ? 200 : 503).setHeader("Cache-Control", "no-store").json({ status: db === "ok" ? "ok" : "degraded", database: db });
+  });
+
+  // The share card's generated image: 1200×630 PNG of the link's og_title.
+  r.get("/_/og/:file", async (req, res) => {
+    const m = OG_PATH.exec(req.path);
+    if (!m) return visits.notFound(req, res);
+    try {
+      const [link] = await app.db
+        .select({ id: links.id, ogTitle: links.ogTitle, deletedAt: links.deletedAt })
+        .from(links)
+        .where(eq(links.id, m[1]))
+        .limit(1);
+      if (!link || link.deletedAt !== null || !link.ogTitle) return visits.notFound(req, res);
+      const png = await ogImages.get(link.id, link.ogTitle, app.config.redirectDomain);
+      res.writeHead(200, { "Content-Type": "image/png", "Content-Length": String(png.length), "Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff" });
+      res.end(req.method === "HEAD" ? undefined : png);
+    } catch (e) {
+      visits.unavailable(req, res, e);
+    }
+  });
+}

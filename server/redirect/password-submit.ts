@@ -1,0 +1,75 @@
+import type { ServerResponse } from "node:http";
+import type express from "express";
+import { RateLimiterRes } from "rate-limiter-flexible";
+import type { CachedLink } from "../core/lookup";
+import type { AppServices } from "../core/services";
+import { verifyPassword } from "../lib/crypto";
+import { retryAfterSeconds, type LimitName } from "../lib/rate-limit";
+import { decide, needsCountry } from "./decide";
+import { passwordFormPage, type FormState } from "./password-form";
+import { PASSWORD_FORM_HEADERS, sendHtml } from "./respond";
+import type { Visits } from "./visit";
+import type { RequestVisitor } from "./visitor";
+
+type Limited = { limited: LimitName; res: RateLimiterRes };
+
+/**
+ * Reserves one try on the per-address and the per-link limit before the hash is checked; `giveBack`
+ * returns them when the password was right, so only wrong tries count and parallel tries cannot
+ * overshoot. Past the per-link limit, an address with no failures still gets its password checked
+ * (`linkFull`): otherwise a few addresses' wrong tries would lock everyone out of the link.
+ */
+async function reserveTry(app: AppServices, ip: string, linkId: string): Promise<Limited | { giveBack(): Promise<unknown>; linkFull?: RateLimiterRes }> {
+  const reserved: [LimitName, string][] = [];
+  const giveBack = () => Promise.all(reserved.map(([n, k]) => app.limits.get(n).reward(k, 1).catch(() => {})));
+  let firstTry: boolean;
+  try {
+    firstTry = (await app.limits.get("passwordPerAddress").consume(ip, 1)).consumedPoints <= 1;
+    reserved.push(["passwordPerAddress", ip]);
+  } catch (e) {
+    if (!(e instanceof RateLimiterRes)) throw e;
+    return { limited: "passwordPerAddress", res: e };
+  }
+  try {
+    await app.limits.get("passwordPerLink").consume(linkId, 1);
+    reserved.push(["passwordPerLink", linkId]);
+  } catch (e) {
+    if (!(e instanceof RateLimiterRes)) throw e;
+    if (!firstTry) {
+      await giveBack();
+      return { limited: "passwordPerLink", res: e };
+    }
+    return { giveBack, linkFull: e };
+  }
+  return { giveBack };
+}
+
+/** POST /{slug} with form field `password` (decisions §4): 302 and a counted click, or the form again with 401/429. */
+export async function submitPassword(app: AppServices, visits: Visits, req: express.Request, res: ServerResponse, link: CachedLink, v: RequestVisitor) {
+  const now = Date.now();
+  const pass = async () => {
+    const g = needsCountry(link, now) ? await visits.visitorGeo(v) : { country: null };
+    visits.answer(req, res, link, v, decide(link, { os: v.os, country: g.country, socialCrawler: false }, now, { passwordPassed: true }), g.geo);
+  };
+  // The password was removed while this visitor had the form open: let them through.
+  // (An expired link still asks for the password first: decide gives its answer after.)
+  if (!link.passwordHash) return pass();
+  const form = (status: number, state: FormState, headers: Record<string, string> = {}) => {
+    sendHtml(res, status, passwordFormPage(link.slug, state), false, { ...PASSWORD_FORM_HEADERS, ...headers });
+    visits.outcome(state === "limited" ? "password_limited" : "password_wrong");
+  };
+  const limitedForm = (name: LimitName, e: RateLimiterRes) => {
+    app.metrics.rateLimited.inc({ limit: name });
+    form(429, "limited", { "Retry-After": String(retryAfterSeconds(e)) });
+  };
+  const password = typeof req.body?.password === "string" ? req.body.password : "";
+  if (!password) return form(401, "empty");
+  const held = await reserveTry(app, v.ip, link.id);
+  if ("limited" in held) return limitedForm(held.limited, held.res);
+  if (!(await verifyPassword(password, link.passwordHash))) {
+    // The wrong try stays on the address's count.
+    return held.linkFull ? limitedForm("passwordPerLink", held.linkFull) : form(401, "wrong");
+  }
+  await held.giveBack();
+  await pass();
+}

@@ -1,0 +1,32 @@
+import type { ServerResponse } from "node:http";
+
+// Pages of our own (form, card, 404) are never framed, never cached, never leak the referrer.
+const HTML_HEADERS = {
+  "Content-Type": "text/html; charset=utf-8",
+  "Cache-Control": "no-store",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+  "X-Frame-Options": "DENY",
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src https: http: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+};
+// The password form posts to itself, but the answer is a 302 to the destination (another origin),
+// and CSP 3 applies form-action to redirects too: any http(s) destination must be allowed.
+export const PASSWORD_FORM_HEADERS = {
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src https: http: data:; form-action 'self' http: https:; frame-ancestors 'none'; base-uri 'none'",
+};
+
+export function sendHtml(res: ServerResponse, status: number, html: string, head: boolean, extra: Record<string, string> = {}) {
+  const body = Buffer.from(html);
+  res.writeHead(status, { ...HTML_HEADERS, ...extra, "Content-Length": String(body.length) });
+  res.end(head ? undefined : body);
+}
+
+const VISIBLE_ASCII = /^[\x21-\x7e]*$/;
+
+export function sendRedirect(res: ServerResponse, status: number, location: string) {
+  let loc = location;
+  // Stored URLs are validated, but a Location header takes only visible ASCII: encode the rest.
+  if (!VISIBLE_ASCII.test(loc)) loc = new URL(loc).href.replace(/[^\x21-\x7e]/g, encodeURIComponent);
+  res.writeHead(status, { Location: loc, "Cache-Control": "no-store", "Content-Length": "0" });
+  res.end();
+}

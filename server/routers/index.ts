@@ -1,0 +1,24 @@
+import { accountRouter } from "./account/router";
+import { analyticsRouter } from "./analytics/router";
+import { authRouter } from "./auth/router";
+import { linkRouter } from "./links/router";
+import { linktreeRouter } from "./linktrees/router";
+import { reportRouter } from "./reports/router";
+import { sessionRouter } from "./sessions/router";
+import { tokenRouter } from "./tokens/router";
+import { createCallerFactory, router } from "../trpc/init";
+
+/** Singular keys: `links` collides with @trpc/client's reserved option (stack notes). */
+export const appRouter = router({
+  link: linkRouter,
+  analytics: analyticsRouter,
+  linktree: linktreeRouter,
+  account: accountRouter,
+  auth: authRouter,
+  token: tokenRouter,
+  session: sessionRouter,
+  report: reportRouter,
+});
+
+export type AppRouter = typeof appRouter;
+export const createCaller = createCallerFactory(appRouter);
