@@ -73,7 +73,12 @@ const merge = (results: LoadResult[]) => {
 
 async function main() {
   execSync("node scripts/ensure-build.mjs", { cwd: root, stdio: "inherit" });
-  console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), load average ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}; ${SMALL ? "BENCH_SMALL" : "full size"}`);
+  console.log(
+    `machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}; ${SMALL ? "BENCH_SMALL" : "full size"}`,
+  );
   const dbName = `bench_${randomBytes(4).toString("hex")}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   await admin.unsafe(`CREATE DATABASE ${dbName}`);
@@ -87,17 +92,43 @@ async function main() {
   try {
     const now = Date.now();
     // The redirect links: LINKS plain links in the public workspace.
-    const redirectLinks = Array.from({ length: LINKS }, (_, i) => ({ id: newLinkId(), workspaceId: "public", slug: `bench-${i}`, url: `https://example.com/landing/${i}?utm_source=bench`, createdAt: now, updatedAt: now }));
+    const redirectLinks = Array.from({ length: LINKS }, (_, i) => ({
+      id: newLinkId(),
+      workspaceId: "public",
+      slug: `bench-${i}`,
+      url: `https://example.com/landing/${i}?utm_source=bench`,
+      createdAt: now,
+      updatedAt: now,
+    }));
     for (let i = 0; i < redirectLinks.length; i += 500) await database.db.insert(links).values(redirectLinks.slice(i, i + 500));
     const slugs = redirectLinks.map((r) => r.slug);
     // API users (pro: 10,000 token calls an hour each).
     const writer = await createUserWithWorkspace(database.db, { email: "writer@bench.test", plan: "pro" });
     const reader = await createUserWithWorkspace(database.db, { email: "reader@bench.test", plan: "pro" });
     const analyst = await createUserWithWorkspace(database.db, { email: "analyst@bench.test", plan: "pro" });
-    const [writerToken, readerToken, analystToken] = [(await issueToken(database.db, writer.id, "bench")).token, (await issueToken(database.db, reader.id, "bench")).token, (await issueToken(database.db, analyst.id, "bench")).token];
-    const readerLinks = Array.from({ length: 100 }, (_, i) => ({ id: newLinkId(), workspaceId: reader.workspaceId, slug: `reader-${i}`, url: `https://example.com/r/${i}`, tags: ["bench"], createdAt: now - i, updatedAt: now - i }));
+    const [writerToken, readerToken, analystToken] = [
+      (await issueToken(database.db, writer.id, "bench")).token,
+      (await issueToken(database.db, reader.id, "bench")).token,
+      (await issueToken(database.db, analyst.id, "bench")).token,
+    ];
+    const readerLinks = Array.from({ length: 100 }, (_, i) => ({
+      id: newLinkId(),
+      workspaceId: reader.workspaceId,
+      slug: `reader-${i}`,
+      url: `https://example.com/r/${i}`,
+      tags: ["bench"],
+      createdAt: now - i,
+      updatedAt: now - i,
+    }));
     await database.db.insert(links).values(readerLinks);
-    const analystLinks = Array.from({ length: SMALL ? 100 : 1000 }, (_, i) => ({ id: newLinkId(), workspaceId: analyst.workspaceId, slug: `an-${i}`, url: `https://example.com/a/${i}`, createdAt: now, updatedAt: now }));
+    const analystLinks = Array.from({ length: SMALL ? 100 : 1000 }, (_, i) => ({
+      id: newLinkId(),
+      workspaceId: analyst.workspaceId,
+      slug: `an-${i}`,
+      url: `https://example.com/a/${i}`,
+      createdAt: now,
+      updatedAt: now,
+    }));
     for (let i = 0; i < analystLinks.length; i += 500) await database.db.insert(links).values(analystLinks.slice(i, i + 500));
 
     // ---- 1. redirects, 6. API, 5. start on PostgreSQL (small database) -----------------------
@@ -111,7 +142,10 @@ async function main() {
         const mapFile = path.join(dataDir, "slugs.json");
         writeFileSync(mapFile, JSON.stringify(redirectLinks.map((r) => [r.slug, r.url])));
         const barePort = await freePort();
-        const bare = fork(path.join(root, "bench", "bare-server.ts"), [String(barePort), mapFile], { execPath: path.join(root, "node_modules", ".bin", "tsx"), stdio: ["ignore", "inherit", "inherit", "ipc"] });
+        const bare = fork(path.join(root, "bench", "bare-server.ts"), [String(barePort), mapFile], {
+          execPath: path.join(root, "node_modules", ".bin", "tsx"),
+          stdio: ["ignore", "inherit", "inherit", "ipc"],
+        });
         children.push(bare);
         await new Promise((r) => bare.once("message", r));
         const targets = { bare: barePort, app: app.redirectPort };
@@ -124,7 +158,9 @@ async function main() {
           for (const k of round % 2 ? (["bare", "app"] as const) : (["app", "bare"] as const)) {
             const r = await load(k, SECONDS);
             totals[k].push(r);
-            console.log(`  round ${round} ${k.padEnd(4)} ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms`);
+            console.log(
+              `  round ${round} ${k.padEnd(4)} ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms`,
+            );
           }
         }
         const peakRss1k = rss.stop();
@@ -141,7 +177,13 @@ async function main() {
         // A graceful stop flushes buffered clicks; then count what was stored.
         const code = await app.stop();
         const [{ n }] = await database.db.select({ n: count() }).from(clicks).where(eq(clicks.workspaceId, "public"));
-        row("redirects", "clicks recorded / redirects answered", `${f(Number(n))} / ${f(answered)}${code === 0 ? "" : ` (exit code ${code})`}`, "equal", Number(n) === answered && code === 0);
+        row(
+          "redirects",
+          "clicks recorded / redirects answered",
+          `${f(Number(n))} / ${f(answered)}${code === 0 ? "" : ` (exit code ${code})`}`,
+          "equal",
+          Number(n) === answered && code === 0,
+        );
         if (a.errors + b.errors) console.log(`  socket errors: ${a.errors + b.errors}`);
       } else {
         if (on("api")) await benchApi(app.appPort, writerToken, readerToken);
@@ -154,7 +196,16 @@ async function main() {
     let namespaceLinks = 0;
     if (needBig) {
       log(`seeding ${f(CLICKS_TOTAL)} clicks (${f(CLICKS_BIG)} on one link) and 99% of the 36⁴ slug namespace`);
-      if (on("analytics")) await timed("clicks + rollups", () => seedClicks(sql, { workspaceId: analyst.workspaceId, bigLinkId: analystLinks[0].id, big: CLICKS_BIG, otherLinkIds: analystLinks.slice(1).map((l) => l.id), total: CLICKS_TOTAL }));
+      if (on("analytics"))
+        await timed("clicks + rollups", () =>
+          seedClicks(sql, {
+            workspaceId: analyst.workspaceId,
+            bigLinkId: analystLinks[0].id,
+            big: CLICKS_BIG,
+            otherLinkIds: analystLinks.slice(1).map((l) => l.id),
+            total: CLICKS_TOTAL,
+          }),
+        );
       if (on("memory") || on("slugs")) namespaceLinks = await timed("4-character slug links", () => seedSlugNamespace(sql));
       if (namespaceLinks) console.log(`  ${f(namespaceLinks)} links with 4-character slugs`);
     }
@@ -171,10 +222,20 @@ async function main() {
         const taken: string[] = [];
         for (let i = 0; i < NAMESPACE; i++) if (!isFreeSlot(i)) taken.push(slugOf(i));
         const rss = samplePeak(app.rssMb);
-        const r = await runLoad({ host: "127.0.0.1", port: app.redirectPort, connections: CONNECTIONS, seconds: SMALL ? 5 : 15, request: slugRequest(`127.0.0.1:${app.redirectPort}`, taken, UA) });
+        const r = await runLoad({
+          host: "127.0.0.1",
+          port: app.redirectPort,
+          connections: CONNECTIONS,
+          seconds: SMALL ? 5 : 15,
+          request: slugRequest(`127.0.0.1:${app.redirectPort}`, taken, UA),
+        });
         const peak = rss.stop();
         const m = merge([r]);
-        row("memory", `redirect load over ${f(taken.length)} stored links (random slugs, mostly cache misses)`, `${f(m.rps)} req/s, p99 ${f(m.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(m.statuses))}`);
+        row(
+          "memory",
+          `redirect load over ${f(taken.length)} stored links (random slugs, mostly cache misses)`,
+          `${f(m.rps)} req/s, p99 ${f(m.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(m.statuses))}`,
+        );
         row("memory", "peak RSS under that load", `${f(peak)} MB`, "≤ 200 MB", peak <= 200);
       }
       await app.stop();
@@ -184,9 +245,21 @@ async function main() {
     if (on("slugs")) {
       log("slug allocation with 99% of the namespace taken");
       const s = await benchSlugs(database, { picks: 2000, workers: 8, perWorker: SMALL ? 100 : 250 });
-      row("slugs", "pickFreeSlug (one round trip to PostgreSQL)", `p50 ${f(s.pick.p50, 3)} ms, p99 ${f(s.pick.p99, 3)} ms (${f(s.pick.n)} picks)`, "p99 ≤ 1 ms", s.pick.p99 <= 1);
+      row(
+        "slugs",
+        "pickFreeSlug (one round trip to PostgreSQL)",
+        `p50 ${f(s.pick.p50, 3)} ms, p99 ${f(s.pick.p99, 3)} ms (${f(s.pick.n)} picks)`,
+        "p99 ≤ 1 ms",
+        s.pick.p99 <= 1,
+      );
       row("slugs", "insertLink with a generated slug, 8 concurrent writers", `p50 ${f(s.insert.p50, 2)} ms, p99 ${f(s.insert.p99, 2)} ms`);
-      row("slugs", "slugs handed out / distinct", `${f(s.made)} / ${f(s.distinct)}${s.uniqueInDb ? "" : " (DUPLICATES IN DB)"}`, "all distinct", s.made === s.distinct && s.uniqueInDb && s.allFourChars);
+      row(
+        "slugs",
+        "slugs handed out / distinct",
+        `${f(s.made)} / ${f(s.distinct)}${s.uniqueInDb ? "" : " (DUPLICATES IN DB)"}`,
+        "all distinct",
+        s.made === s.distinct && s.uniqueInDb && s.allFourChars,
+      );
     }
 
     // ---- 2. click ingestion ------------------------------------------------------------------
@@ -194,10 +267,26 @@ async function main() {
       log("click ingestion: the batch recorder alone, a burst into PostgreSQL");
       const n = SMALL ? 100_000 : 500_000;
       const r = await benchIngest(dbUrl.href, path.join(dataDir, "ingest"), { n, chunk: 5000, publicIps: false });
-      row("ingest", `burst of ${f(n)} visits, location from the edge or none (offered at ${f(r.offeredPerSecond)}/s)`, `${f(r.perSecond)} clicks/s stored (${f(r.stored)} rows)`, "≥ 50,000/s", r.perSecond >= 50_000 && r.stored === n);
-      row("ingest", "memory during the burst", `peak RSS ${f(r.peakRssMb)} MB (+${f(r.rssGrowthMb)} MB), peak waiting ${f(r.peakBuffered)} (bound 100,000 in memory, the rest spills to DATA_DIR)`, "bounded", r.rssGrowthMb < 400);
+      row(
+        "ingest",
+        `burst of ${f(n)} visits, location from the edge or none (offered at ${f(r.offeredPerSecond)}/s)`,
+        `${f(r.perSecond)} clicks/s stored (${f(r.stored)} rows)`,
+        "≥ 50,000/s",
+        r.perSecond >= 50_000 && r.stored === n,
+      );
+      row(
+        "ingest",
+        "memory during the burst",
+        `peak RSS ${f(r.peakRssMb)} MB (+${f(r.rssGrowthMb)} MB), peak waiting ${f(r.peakBuffered)} (bound 100,000 in memory, the rest spills to DATA_DIR)`,
+        "bounded",
+        r.rssGrowthMb < 400,
+      );
       const g = await benchIngest(dbUrl.href, path.join(dataDir, "ingest-geo"), { n: n / 5, chunk: 5000, publicIps: true });
-      row("ingest", `burst of ${f(n / 5)} visits from 2,000 public addresses (GeoIP in the writer)`, `${f(g.perSecond)} clicks/s stored (${f(g.stored)} rows), peak RSS ${f(g.peakRssMb)} MB`);
+      row(
+        "ingest",
+        `burst of ${f(n / 5)} visits from 2,000 public addresses (GeoIP in the writer)`,
+        `${f(g.perSecond)} clicks/s stored (${f(g.stored)} rows), peak RSS ${f(g.peakRssMb)} MB`,
+      );
     }
 
     // ---- 5. start on PGlite ------------------------------------------------------------------
@@ -234,12 +323,38 @@ async function benchApi(appPort: number, writerToken: string, readerToken: strin
   log("API throughput (10 connections, pro-plan tokens)");
   const host = `127.0.0.1:${appPort}`;
   let i = 0;
-  const post = await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: 3000, request: apiRequest("POST", host, () => "/api/links", writerToken, () => ({ url: `https://example.com/api/${i++}`, tags: ["bench"] })) });
+  const post = await runLoad({
+    host: "127.0.0.1",
+    port: appPort,
+    connections: 10,
+    maxRequests: 3000,
+    request: apiRequest(
+      "POST",
+      host,
+      () => "/api/links",
+      writerToken,
+      () => ({ url: `https://example.com/api/${i++}`, tags: ["bench"] }),
+    ),
+  });
   const p = merge([post]);
-  row("api", "POST /links (generated slug)", `${f(p.rps)} req/s, p50 ${f(p.p50, 1)} ms, p99 ${f(p.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(p.statuses))}`);
-  const get = await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: 3000, request: apiRequest("GET", host, () => "/api/links", readerToken) });
+  row(
+    "api",
+    "POST /links (generated slug)",
+    `${f(p.rps)} req/s, p50 ${f(p.p50, 1)} ms, p99 ${f(p.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(p.statuses))}`,
+  );
+  const get = await runLoad({
+    host: "127.0.0.1",
+    port: appPort,
+    connections: 10,
+    maxRequests: 3000,
+    request: apiRequest("GET", host, () => "/api/links", readerToken),
+  });
   const g = merge([get]);
-  row("api", "GET /links (100 links)", `${f(g.rps)} req/s, p50 ${f(g.p50, 1)} ms, p99 ${f(g.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(g.statuses))}`);
+  row(
+    "api",
+    "GET /links (100 links)",
+    `${f(g.rps)} req/s, p50 ${f(g.p50, 1)} ms, p99 ${f(g.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(g.statuses))}`,
+  );
 }
 
 /** 3. The two analytics endpoints for the link with `expected` clicks: p50 and an exact count. */
@@ -251,15 +366,36 @@ async function benchAnalytics(appPort: number, token: string, linkId: string, ex
     ["GET /analytics?link_id=…", `/api/analytics?link_id=${linkId}`],
   ] as const) {
     await runLoad({ host: "127.0.0.1", port: appPort, connections: 1, maxRequests: 5, request: apiRequest("GET", host, () => p, token) });
-    const r = await runLoad({ host: "127.0.0.1", port: appPort, connections: 1, maxRequests: 50, keepBodies: 1, request: apiRequest("GET", host, () => p, token) });
+    const r = await runLoad({
+      host: "127.0.0.1",
+      port: appPort,
+      connections: 1,
+      maxRequests: 50,
+      keepBodies: 1,
+      request: apiRequest("GET", host, () => p, token),
+    });
     const body = JSON.parse(r.bodies?.[0] ?? "{}") as { count?: number; clicks?: unknown[] };
     const s = summary(r.latenciesMs);
-    row("analytics", `${name} (${f(expected)} clicks on the link)`, `p50 ${f(s.p50, 1)} ms, p99 ${f(s.p99, 1)} ms; count ${f(body.count ?? NaN)}, ${body.clicks?.length} events`, "p50 ≤ 50 ms, count exact", s.p50 <= 50 && body.count === expected && body.clicks?.length === 500);
+    row(
+      "analytics",
+      `${name} (${f(expected)} clicks on the link)`,
+      `p50 ${f(s.p50, 1)} ms, p99 ${f(s.p99, 1)} ms; count ${f(body.count ?? NaN)}, ${body.clicks?.length} events`,
+      "p50 ≤ 50 ms, count exact",
+      s.p50 <= 50 && body.count === expected && body.clicks?.length === 500,
+    );
   }
   // The listing must walk the (link_id, ts) primary key backwards, never sort the link's clicks.
-  const plan = await sql.unsafe(`explain select * from clicks where link_id = '${linkId}' and ts >= '0000000000000#' and ts < '9999999999999#' order by ts desc limit 500`);
+  const plan = await sql.unsafe(
+    `explain select * from clicks where link_id = '${linkId}' and ts >= '0000000000000#' and ts < '9999999999999#' order by ts desc limit 500`,
+  );
   const text = plan.map((r) => r["QUERY PLAN"]).join(" / ");
-  row("analytics", "plan of the newest-500 listing", /Index Scan Backward using clicks_link_id_ts_pk/.test(text) ? "Index Scan Backward using clicks_link_id_ts_pk" : text, "PK backwards", /Index Scan Backward using clicks_link_id_ts_pk/.test(text));
+  row(
+    "analytics",
+    "plan of the newest-500 listing",
+    /Index Scan Backward using clicks_link_id_ts_pk/.test(text) ? "Index Scan Backward using clicks_link_id_ts_pk" : text,
+    "PK backwards",
+    /Index Scan Backward using clicks_link_id_ts_pk/.test(text),
+  );
 }
 
 main().catch((e) => {

@@ -35,7 +35,10 @@ export async function benchSlugs(database: Database, o: { picks: number; workers
   );
   const insert = summary(insLat);
   const distinct = new Set(made).size;
-  const [{ live }] = await database.db.select({ live: countDistinct(links.slug) }).from(links).where(eq(links.workspaceId, "slugs"));
+  const [{ live }] = await database.db
+    .select({ live: countDistinct(links.slug) })
+    .from(links)
+    .where(eq(links.workspaceId, "slugs"));
   const [{ rows }] = await database.db.select({ rows: count() }).from(links).where(eq(links.workspaceId, "slugs"));
   return { pick, insert, made: made.length, distinct, allFourChars: made.every((s) => /^[0-9a-z]{4}$/.test(s)), uniqueInDb: live === rows };
 }
@@ -46,7 +49,14 @@ export async function benchSlugs(database: Database, o: { picks: number; workers
  * process's peak RSS and the recorder's peak in-memory buffer.
  */
 export async function benchIngest(databaseUrl: string, dataDir: string, o: { n: number; chunk: number; publicIps: boolean }) {
-  const config = parseConfig({ APP_URL: "http://127.0.0.1:1", REDIRECT_URL: "http://127.0.0.1:2", DATABASE_URL: databaseUrl, DATA_DIR: dataDir, LOG_LEVEL: "error", EDGE_HEADERS: "none" });
+  const config = parseConfig({
+    APP_URL: "http://127.0.0.1:1",
+    REDIRECT_URL: "http://127.0.0.1:2",
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "error",
+    EDGE_HEADERS: "none",
+  });
   const { openDatabase } = await import("../db/client");
   const database = await openDatabase({ databaseUrl, migrate: false });
   const app = await createServices(config, database);
@@ -57,7 +67,9 @@ export async function benchIngest(databaseUrl: string, dataDir: string, o: { n: 
   // Visitors from a spread of public addresses and a few browsers, as a real burst would be.
   const agents = Object.values(PEOPLE);
   // Public addresses need a GeoIP lookup in the writer; private ones (or an edge's headers) don't.
-  const ips = Array.from({ length: 2000 }, (_, i) => (o.publicIps ? `${(i % 200) + 20}.${(i * 7) % 250}.${(i * 13) % 250}.${(i % 250) + 1}` : `10.${i % 250}.${(i * 7) % 250}.${(i % 200) + 1}`));
+  const ips = Array.from({ length: 2000 }, (_, i) =>
+    o.publicIps ? `${(i % 200) + 20}.${(i * 7) % 250}.${(i * 13) % 250}.${(i % 250) + 1}` : `10.${i % 250}.${(i * 7) % 250}.${(i % 200) + 1}`,
+  );
   global.gc?.();
   const rss0 = process.memoryUsage().rss;
   let peakRss = rss0;
@@ -67,10 +79,19 @@ export async function benchIngest(databaseUrl: string, dataDir: string, o: { n: 
     peakBuffered = Math.max(peakBuffered, rec.buffered);
   }, 20);
   const t0 = performance.now();
-  for (let i = 0; i < o.n; ) {
+  for (let i = 0; i < o.n;) {
     const end = Math.min(o.n, i + o.chunk);
     for (; i < end; i++) {
-      rec.recordVisit({ linkId, workspaceId: "ingest", timestamp: Date.now(), userAgent: agents[i % agents.length], ip: ips[i % ips.length], referer: null, rule: "url", edge: null });
+      rec.recordVisit({
+        linkId,
+        workspaceId: "ingest",
+        timestamp: Date.now(),
+        userAgent: agents[i % agents.length],
+        ip: ips[i % ips.length],
+        referer: null,
+        rule: "url",
+        edge: null,
+      });
     }
     peakBuffered = Math.max(peakBuffered, rec.buffered);
     await new Promise((r) => setImmediate(r));
@@ -86,5 +107,13 @@ export async function benchIngest(databaseUrl: string, dataDir: string, o: { n: 
   await app.limits.close();
   app.mail.close();
   await database.close();
-  return { n: o.n, stored: Number(after) - Number(before), perSecond: o.n / (ms / 1000), offeredPerSecond: o.n / (offeredMs / 1000), peakRssMb: peakRss / 2 ** 20, rssGrowthMb: (peakRss - rss0) / 2 ** 20, peakBuffered };
+  return {
+    n: o.n,
+    stored: Number(after) - Number(before),
+    perSecond: o.n / (ms / 1000),
+    offeredPerSecond: o.n / (offeredMs / 1000),
+    peakRssMb: peakRss / 2 ** 20,
+    rssGrowthMb: (peakRss - rss0) / 2 ** 20,
+    peakBuffered,
+  };
 }

@@ -13,7 +13,10 @@ function folderBefore(tag: string): string {
   cpSync(migrationsFolder, dir, { recursive: true });
   const journalPath = path.join(dir, "meta/_journal.json");
   const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: { tag: string }[] };
-  journal.entries = journal.entries.slice(0, journal.entries.findIndex((e) => e.tag === tag));
+  journal.entries = journal.entries.slice(
+    0,
+    journal.entries.findIndex((e) => e.tag === tag),
+  );
   writeFileSync(journalPath, JSON.stringify(journal));
   return dir;
 }
@@ -38,7 +41,9 @@ it("existing data migrates to teams: each user's workspace becomes personal with
   expect(await q(`SELECT workspace_id FROM api_tokens`)).toEqual([{ workspace_id: "ws000001" }]);
   // The default domain's generated namespace still counts the existing link, and only default-domain links.
   expect(await q(`SELECT free FROM slug_blocks WHERE prefix = 'abc'`)).toEqual([{ free: 35 }]);
-  await client.exec(`INSERT INTO links (id, workspace_id, domain_id, slug, url, created_at, updated_at) VALUES ('lk000002', 'ws000001', 'dm000001', 'abce', 'https://example.com/', 5, 5)`);
+  await client.exec(
+    `INSERT INTO links (id, workspace_id, domain_id, slug, url, created_at, updated_at) VALUES ('lk000002', 'ws000001', 'dm000001', 'abce', 'https://example.com/', 5, 5)`,
+  );
   expect(await q(`SELECT free FROM slug_blocks WHERE prefix = 'abc'`)).toEqual([{ free: 35 }]);
   await client.close();
 });

@@ -185,7 +185,12 @@ describe("dashboard in Chromium", () => {
 
   it("uploads an avatar, resized and served from DATA_DIR/uploads", async () => {
     const file = path.join(os.tmpdir(), `avatar-${Date.now()}.png`);
-    writeFileSync(file, await sharp({ create: { width: 800, height: 600, channels: 3, background: { r: 79, g: 70, b: 229 } } }).png().toBuffer());
+    writeFileSync(
+      file,
+      await sharp({ create: { width: 800, height: 600, channels: 3, background: { r: 79, g: 70, b: 229 } } })
+        .png()
+        .toBuffer(),
+    );
     await page.goto(`${server.appUrl}/settings`);
     await page.getByLabel("Upload an image").setInputFiles(file);
     await page.getByRole("button", { name: "Upload avatar" }).click();

@@ -93,7 +93,12 @@ describe("link expiry in a Europe/Berlin browser", () => {
   });
 
   it("without JavaScript the field says it is UTC and is read as UTC", async () => {
-    const plain = await browser.newContext({ javaScriptEnabled: false, userAgent: USER_AGENT, timezoneId: "Europe/Berlin", storageState: await ctx.storageState() });
+    const plain = await browser.newContext({
+      javaScriptEnabled: false,
+      userAgent: USER_AGENT,
+      timezoneId: "Europe/Berlin",
+      storageState: await ctx.storageState(),
+    });
     const p = await plain.newPage();
     await p.goto(`${server.appUrl}/links/${linkId}`);
     await p.getByText("In UTC").waitFor();

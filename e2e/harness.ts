@@ -14,7 +14,13 @@ export type Server = { appUrl: string; redirectUrl: string; dataDir: string; env
 export async function startServer(): Promise<Server> {
   const [appPort, redirectPort] = [await freePort(), await freePort()];
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "e2e-"));
-  const env = { APP_URL: `http://127.0.0.1:${appPort}`, REDIRECT_URL: `http://127.0.0.1:${redirectPort}`, DATA_DIR: dataDir, LOG_LEVEL: "warn", NODE_ENV: "production" as const };
+  const env = {
+    APP_URL: `http://127.0.0.1:${appPort}`,
+    REDIRECT_URL: `http://127.0.0.1:${redirectPort}`,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+    NODE_ENV: "production" as const,
+  };
   const child: ChildProcess = spawn(process.execPath, [path.resolve("node_modules/tsx/dist/cli.mjs"), "server/main.ts"], {
     env: { ...process.env, ...env, DATABASE_URL: "", REDIS_URL: "", SMTP_URL: "" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -104,7 +110,9 @@ export async function signIn(page: Page, server: Server, email: string) {
 }
 
 export async function cli(server: Server, ...args: string[]): Promise<unknown> {
-  const { stdout } = await promisify(execFile)(process.execPath, [path.resolve("node_modules/tsx/dist/cli.mjs"), "server/cli.ts", ...args], { env: { ...process.env, ...server.env } });
+  const { stdout } = await promisify(execFile)(process.execPath, [path.resolve("node_modules/tsx/dist/cli.mjs"), "server/cli.ts", ...args], {
+    env: { ...process.env, ...server.env },
+  });
   return JSON.parse(stdout);
 }
 

@@ -41,7 +41,11 @@ const api = async (method: string, p: string, json?: unknown) => {
 
 describe("linktree public page in Chromium", () => {
   it("renders on a phone without JavaScript and its buttons go through the short links", async () => {
-    const tree = await api("POST", "/linktrees", { slug: `e2e-tree-${Date.now().toString(36)}`, title: "Maria Silva", bio: "Designer & photographer in Lisbon." });
+    const tree = await api("POST", "/linktrees", {
+      slug: `e2e-tree-${Date.now().toString(36)}`,
+      title: "Maria Silva",
+      bio: "Designer & photographer in Lisbon.",
+    });
     const shop = await api("POST", `/linktrees/${tree.id}/items`, { title: "Shop", url: `${destUrl}/shop?utm_source=tree` });
     await api("POST", `/linktrees/${tree.id}/items`, { title: "Portfolio", url: `${destUrl}/portfolio` });
     await api("PATCH", `/linktrees/${tree.id}`, { published: true });

@@ -75,7 +75,11 @@ async function run(config: Config, args: string[]): Promise<Result> {
     try {
       return await askServer(info, args);
     } catch (e) {
-      if (attempt >= 20) throw new CommandError("SERVICE_UNAVAILABLE", `the server (pid ${info.pid}) holds ${config.dataDir} but does not answer on port ${info.port}: ${(e as Error).message}`);
+      if (attempt >= 20)
+        throw new CommandError(
+          "SERVICE_UNAVAILABLE",
+          `the server (pid ${info.pid}) holds ${config.dataDir} but does not answer on port ${info.port}: ${(e as Error).message}`,
+        );
       await new Promise((r) => setTimeout(r, 250));
     }
   }

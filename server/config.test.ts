@@ -41,7 +41,9 @@ describe("configuration (decisions §1)", () => {
 
   it("refuses a REDIRECT_URL on the same host and port as APP_URL (the Host header could not tell them apart)", () => {
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), APP_URL: "http://localhost:4000", REDIRECT_URL: "http://localhost:4000" })).toThrow("REDIRECT_URL");
-    expect(parseConfig({ DATA_DIR: tempDataDir(), APP_URL: "http://app.localhost:4000", REDIRECT_URL: "http://go.localhost:4000" }).redirectDomain).toBe("go.localhost:4000");
+    expect(parseConfig({ DATA_DIR: tempDataDir(), APP_URL: "http://app.localhost:4000", REDIRECT_URL: "http://go.localhost:4000" }).redirectDomain).toBe(
+      "go.localhost:4000",
+    );
   });
 
   it("stops the start with a message naming the variable", () => {

@@ -69,9 +69,7 @@ export type Config = Readonly<{
 export class ConfigError extends Error {}
 
 export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
-  const emptyToUndefined = Object.fromEntries(
-    Object.entries(env).filter(([, v]) => v !== undefined && v !== ""),
-  );
+  const emptyToUndefined = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(emptyToUndefined);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
@@ -82,7 +80,10 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const redirectUrl = new URL(e.REDIRECT_URL);
   // Origins sharing a port are told apart by the Host header (decisions §1): the redirect domain
   // needs a host of its own, or every slug would be answered by the dashboard.
-  for (const [name, url] of [["APP_URL", e.APP_URL], ["API_URL", apiUrl]] as const) {
+  for (const [name, url] of [
+    ["APP_URL", e.APP_URL],
+    ["API_URL", apiUrl],
+  ] as const) {
     if (new URL(url).host === redirectUrl.host) {
       throw new ConfigError(`Invalid configuration:\n  REDIRECT_URL: must not share its host and port with ${name} (${redirectUrl.host})`);
     }

@@ -15,13 +15,23 @@ export function ClicksChart({ series }: { series: { day: string; clicks: number 
         <AreaChart id="clicks-per-day" width={WIDTH} height={HEIGHT} data={series} margin={{ top: 8, right: 12, bottom: 0, left: -12 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#94a3b8" strokeOpacity={0.4} vertical={false} />
           {/* A fixed tick interval: recharts' default measures text, which only the browser can (hydration mismatch). */}
-          <XAxis dataKey="day" tickFormatter={(d: string) => d.slice(5)} tick={{ fontSize: 11, fill: "#64748b" }} interval={Math.max(0, Math.ceil(series.length / 8) - 1)} />
+          <XAxis
+            dataKey="day"
+            tickFormatter={(d: string) => d.slice(5)}
+            tick={{ fontSize: 11, fill: "#64748b" }}
+            interval={Math.max(0, Math.ceil(series.length / 8) - 1)}
+          />
           <YAxis allowDecimals={false} tick={{ fontSize: 11, fill: "#64748b" }} width={48} />
           <Tooltip labelClassName="text-slate-900" />
           <Area type="monotone" dataKey="clicks" stroke="currentColor" strokeWidth={2} fill="currentColor" fillOpacity={0.15} isAnimationActive={false} />
         </AreaChart>
       </div>
-      <figcaption className="sr-only">{series.filter((p) => p.clicks).map((p) => `${p.day}: ${p.clicks}`).join(", ") || "No clicks"}</figcaption>
+      <figcaption className="sr-only">
+        {series
+          .filter((p) => p.clicks)
+          .map((p) => `${p.day}: ${p.clicks}`)
+          .join(", ") || "No clicks"}
+      </figcaption>
     </figure>
   );
 }

@@ -9,7 +9,10 @@ const CODES = [...COUNTRY_CODES].sort();
 export function CountrySelect(props: React.SelectHTMLAttributes<HTMLSelectElement>) {
   const hydrated = useHydrated();
   const options = useMemo(
-    () => (hydrated ? CODES.map((code) => ({ code, name: `${countryName(code)} (${code})` })).sort((a, b) => a.name.localeCompare(b.name)) : CODES.map((code) => ({ code, name: code }))),
+    () =>
+      hydrated
+        ? CODES.map((code) => ({ code, name: `${countryName(code)} (${code})` })).sort((a, b) => a.name.localeCompare(b.name))
+        : CODES.map((code) => ({ code, name: code })),
     [hydrated],
   );
   return (

@@ -27,10 +27,31 @@ export function LinkForm({ link, values, error, submitLabel }: Props) {
         <h2 id="s-dest" className="text-lg font-semibold">
           Destination
         </h2>
-        <Field label="Destination URL" name="url" type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/page" errors={errs("url")} />
+        <Field
+          label="Destination URL"
+          name="url"
+          type="url"
+          required
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          placeholder="https://example.com/page"
+          errors={errs("url")}
+        />
         <SlugField initial={values.slug} current={link?.slug ?? null} errors={errs("slug")} />
-        <Field label="Tags" name="tags" defaultValue={values.tags} placeholder="launch, newsletter" errors={errs("tags")} hint="Separated by commas or spaces; up to 10 of a-z, 0-9 and -." />
-        <UtmBuilder url={url} utm={utm} setUtm={setUtm} onApply={(u) => (setUrl(u), setUtm(Object.fromEntries(UTM_KEYS.map((k) => [k, ""])) as Record<UtmKey, string>))} />
+        <Field
+          label="Tags"
+          name="tags"
+          defaultValue={values.tags}
+          placeholder="launch, newsletter"
+          errors={errs("tags")}
+          hint="Separated by commas or spaces; up to 10 of a-z, 0-9 and -."
+        />
+        <UtmBuilder
+          url={url}
+          utm={utm}
+          setUtm={setUtm}
+          onApply={(u) => (setUrl(u), setUtm(Object.fromEntries(UTM_KEYS.map((k) => [k, ""])) as Record<UtmKey, string>))}
+        />
       </section>
 
       <section className="card space-y-4" aria-labelledby="s-exp">
@@ -38,7 +59,14 @@ export function LinkForm({ link, values, error, submitLabel }: Props) {
           Expiry
         </h2>
         <ExpiryField values={values} errors={errs("expires_at")} />
-        <Field label="Fallback URL after expiry" name="expiration_url" type="url" defaultValue={values.expiration_url} errors={errs("expiration_url")} hint="Optional. Without it, an expired link answers 404." />
+        <Field
+          label="Fallback URL after expiry"
+          name="expiration_url"
+          type="url"
+          defaultValue={values.expiration_url}
+          errors={errs("expiration_url")}
+          hint="Optional. Without it, an expired link answers 404."
+        />
       </section>
 
       <TargetingEditor values={values} errors={errs("targeting")} />
@@ -55,7 +83,9 @@ export function LinkForm({ link, values, error, submitLabel }: Props) {
           minLength={4}
           maxLength={200}
           errors={errs("password")}
-          hint={link?.has_password ? "A password is set. Leave empty to keep it." : "Optional, 4-200 characters. Visitors must enter it before they are redirected."}
+          hint={
+            link?.has_password ? "A password is set. Leave empty to keep it." : "Optional, 4-200 characters. Visitors must enter it before they are redirected."
+          }
         />
         {link?.has_password ? (
           <div className="flex items-center gap-2">
@@ -74,13 +104,39 @@ export function LinkForm({ link, values, error, submitLabel }: Props) {
         <p className="hint">What social networks show when the short link is shared.</p>
         <div className="mt-4 grid gap-6 lg:grid-cols-2">
           <div className="space-y-4">
-            <Field label="Title" name="og_title" maxLength={120} value={og.title} onChange={(e) => setOg({ ...og, title: e.target.value })} errors={errs("og_title")} hint={`${og.title.length}/120`} />
+            <Field
+              label="Title"
+              name="og_title"
+              maxLength={120}
+              value={og.title}
+              onChange={(e) => setOg({ ...og, title: e.target.value })}
+              errors={errs("og_title")}
+              hint={`${og.title.length}/120`}
+            />
             <Field label="Description" name="og_description" errors={errs("og_description")} hint={`${og.description.length}/240`}>
               {({ id, describedBy, invalid }) => (
-                <textarea id={id} name="og_description" rows={3} maxLength={240} className="input" value={og.description} onChange={(e) => setOg({ ...og, description: e.target.value })} aria-invalid={invalid || undefined} aria-describedby={describedBy} />
+                <textarea
+                  id={id}
+                  name="og_description"
+                  rows={3}
+                  maxLength={240}
+                  className="input"
+                  value={og.description}
+                  onChange={(e) => setOg({ ...og, description: e.target.value })}
+                  aria-invalid={invalid || undefined}
+                  aria-describedby={describedBy}
+                />
               )}
             </Field>
-            <Field label="Image URL" name="og_image" type="url" value={og.image} onChange={(e) => setOg({ ...og, image: e.target.value })} errors={errs("og_image")} hint="Optional, 1200×630 recommended. Without it an image is generated from the title." />
+            <Field
+              label="Image URL"
+              name="og_image"
+              type="url"
+              value={og.image}
+              onChange={(e) => setOg({ ...og, image: e.target.value })}
+              errors={errs("og_image")}
+              hint="Optional, 1200×630 recommended. Without it an image is generated from the title."
+            />
           </div>
           <SharePreview link={link} og={og} />
         </div>
@@ -124,13 +180,20 @@ function SlugField({ initial, current, errors }: { initial: string; current: str
     invalid: "Use 1-50 characters of a-z, 0-9 and -.",
     error: "Could not check right now; saving will tell.",
   }[status.kind];
-  const color = status.kind === "free" ? "text-emerald-700 dark:text-emerald-400" : status.kind === "taken" || status.kind === "invalid" ? "text-red-700 dark:text-red-400" : "text-slate-500 dark:text-slate-400";
+  const color =
+    status.kind === "free"
+      ? "text-emerald-700 dark:text-emerald-400"
+      : status.kind === "taken" || status.kind === "invalid"
+        ? "text-red-700 dark:text-red-400"
+        : "text-slate-500 dark:text-slate-400";
   return (
     <Field label="Custom slug" name="slug" errors={errors}>
       {({ id, describedBy, invalid }) => (
         <>
           <div className="flex items-stretch">
-            <span className="hidden items-center rounded-l-md border border-r-0 border-slate-300 bg-slate-100 px-2 text-sm text-slate-600 dark:border-slate-700 dark:bg-slate-800 dark:text-slate-300 sm:flex">{redirectUrl.replace(/^https?:\/\//, "")}/</span>
+            <span className="hidden items-center rounded-l-md border border-r-0 border-slate-300 bg-slate-100 px-2 text-sm text-slate-600 dark:border-slate-700 dark:bg-slate-800 dark:text-slate-300 sm:flex">
+              {redirectUrl.replace(/^https?:\/\//, "")}/
+            </span>
             <input
               id={id}
               name="slug"
@@ -180,12 +243,23 @@ function ExpiryField({ values, errors }: { values: LinkFormValues; errors: strin
     setZone(browserZone());
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
-  const hint = zone ? `Optional. In ${zone}. Clear it to remove the expiry.` : "Optional. In UTC (your own time zone needs JavaScript). Clear it to remove the expiry.";
+  const hint = zone
+    ? `Optional. In ${zone}. Clear it to remove the expiry.`
+    : "Optional. In UTC (your own time zone needs JavaScript). Clear it to remove the expiry.";
   return (
     <Field label="Expires at" name="expires_at_local" errors={errors} hint={hint}>
       {({ id, describedBy, invalid }) => (
         <>
-          <input id={id} name="expires_at_local" type="datetime-local" className="input sm:max-w-xs" value={local} onChange={(e) => setLocal(e.target.value)} aria-invalid={invalid || undefined} aria-describedby={describedBy} />
+          <input
+            id={id}
+            name="expires_at_local"
+            type="datetime-local"
+            className="input sm:max-w-xs"
+            value={local}
+            onChange={(e) => setLocal(e.target.value)}
+            aria-invalid={invalid || undefined}
+            aria-describedby={describedBy}
+          />
           {zone ? <input type="hidden" name="tz_offset" value={browserOffset(local)} /> : null}
         </>
       )}
@@ -193,7 +267,17 @@ function ExpiryField({ values, errors }: { values: LinkFormValues; errors: strin
   );
 }
 
-function UtmBuilder({ url, utm, setUtm, onApply }: { url: string; utm: Record<UtmKey, string>; setUtm: (u: Record<UtmKey, string>) => void; onApply: (url: string) => void }) {
+function UtmBuilder({
+  url,
+  utm,
+  setUtm,
+  onApply,
+}: {
+  url: string;
+  utm: Record<UtmKey, string>;
+  setUtm: (u: Record<UtmKey, string>) => void;
+  onApply: (url: string) => void;
+}) {
   const result = withUtm(url, utm);
   const any = UTM_KEYS.some((k) => utm[k]);
   return (
@@ -234,8 +318,21 @@ function TargetingEditor({ values, errors }: { values: LinkFormValues; errors: s
           {rows.map((r, i) => (
             <li key={i} className="flex flex-col gap-2 sm:flex-row">
               <CountrySelect name="geo_country" aria-label={`Country ${i + 1}`} value={r.country} onChange={(e) => update(i, { country: e.target.value })} />
-              <input name="geo_url" type="url" className="input" aria-label={`Destination for country ${i + 1}`} placeholder="https://example.com/local" value={r.url} onChange={(e) => update(i, { url: e.target.value })} />
-              <button type="button" className="btn-ghost" aria-label={`Remove country ${i + 1}`} onClick={() => setRows(rows.length > 1 ? rows.filter((_, j) => j !== i) : [{ country: "", url: "" }])}>
+              <input
+                name="geo_url"
+                type="url"
+                className="input"
+                aria-label={`Destination for country ${i + 1}`}
+                placeholder="https://example.com/local"
+                value={r.url}
+                onChange={(e) => update(i, { url: e.target.value })}
+              />
+              <button
+                type="button"
+                className="btn-ghost"
+                aria-label={`Remove country ${i + 1}`}
+                onClick={() => setRows(rows.length > 1 ? rows.filter((_, j) => j !== i) : [{ country: "", url: "" }])}
+              >
                 Remove
               </button>
             </li>
@@ -257,7 +354,10 @@ function SharePreview({ link, og }: { link: LinkDto | null; og: { title: string;
   const generated = link && link.og_title ? `${redirectUrl}/_/og/${link.id}.png?v=${link.updated_at}` : null;
   const image = og.image && /^https?:\/\/./.test(og.image) ? og.image : og.title && generated && og.title === link?.og_title ? generated : null;
   return (
-    <figure aria-label="Share card preview" className="self-start overflow-hidden rounded-lg border border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-950">
+    <figure
+      aria-label="Share card preview"
+      className="self-start overflow-hidden rounded-lg border border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-950"
+    >
       <div className="relative aspect-[1200/630] w-full bg-gradient-to-br from-indigo-600 to-fuchsia-600">
         {image ? (
           <img src={image} alt="" className="absolute inset-0 h-full w-full object-cover" data-testid="og-image" />
@@ -269,7 +369,9 @@ function SharePreview({ link, og }: { link: LinkDto | null; og: { title: string;
         <p className="text-xs uppercase text-slate-500">{redirectDomain}</p>
         <p className="line-clamp-2 font-semibold">{og.title || "No title: the card is not shown"}</p>
         <p className="line-clamp-2 text-sm text-slate-600 dark:text-slate-400">{og.description}</p>
-        {!og.image && og.title && og.title !== link?.og_title ? <p className="text-xs text-slate-500">The image is generated from the title when you save.</p> : null}
+        {!og.image && og.title && og.title !== link?.og_title ? (
+          <p className="text-xs text-slate-500">The image is generated from the title when you save.</p>
+        ) : null}
       </figcaption>
     </figure>
   );

@@ -29,7 +29,11 @@ export function Field({ label, name, errors = [], hint, className, children, id:
       <label htmlFor={id} className="label">
         {label}
       </label>
-      {children ? children({ id, describedBy, invalid }) : <input id={id} name={name} className="input" aria-invalid={invalid || undefined} aria-describedby={describedBy} {...input} />}
+      {children ? (
+        children({ id, describedBy, invalid })
+      ) : (
+        <input id={id} name={name} className="input" aria-invalid={invalid || undefined} aria-describedby={describedBy} {...input} />
+      )}
       {hint ? (
         <p id={hintId} className="hint">
           {hint}
@@ -115,7 +119,11 @@ export function CopyButton({ value, label = "Copy", className = "btn-secondary" 
 }
 
 export function Empty({ children }: { children: ReactNode }) {
-  return <p className="rounded-md border border-dashed border-slate-300 p-6 text-center text-sm text-slate-600 dark:border-slate-700 dark:text-slate-400">{children}</p>;
+  return (
+    <p className="rounded-md border border-dashed border-slate-300 p-6 text-center text-sm text-slate-600 dark:border-slate-700 dark:text-slate-400">
+      {children}
+    </p>
+  );
 }
 
 /** Destructive action behind a typed or ticked confirmation; works without JavaScript. */

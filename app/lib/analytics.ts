@@ -27,7 +27,15 @@ export function parseRange(sp: URLSearchParams, now = Date.now()): Range {
   return { preset: preset[0], from, to: null, fromDay: iso(from), toDay: iso(now) };
 }
 
-type Click = { timestamp: number; country: string | null; device: string; platform: string | null; browser: string | null; referer: string | null; rule?: string | null };
+type Click = {
+  timestamp: number;
+  country: string | null;
+  device: string;
+  platform: string | null;
+  browser: string | null;
+  referer: string | null;
+  rule?: string | null;
+};
 export type Breakdown = { label: string; count: number }[];
 
 function top(clicks: Click[], key: (c: Click) => string, n = 8): Breakdown {

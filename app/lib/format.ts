@@ -21,5 +21,4 @@ export function countryName(code: string | null | undefined): string {
 }
 
 /** `datetime-local` value (UTC) for a ms timestamp. */
-export const toLocalInput = (ms: number | null | undefined, offsetMin = 0) =>
-  ms == null ? "" : new Date(ms - offsetMin * 60_000).toISOString().slice(0, 16);
+export const toLocalInput = (ms: number | null | undefined, offsetMin = 0) => (ms == null ? "" : new Date(ms - offsetMin * 60_000).toISOString().slice(0, 16));

@@ -80,7 +80,11 @@ export function withUtm(url: string, utm: Partial<Record<UtmKey, string>>): stri
   }
 }
 
-export const parseTags = (s: string) => s.split(/[\s,]+/).map((t) => t.trim()).filter(Boolean);
+export const parseTags = (s: string) =>
+  s
+    .split(/[\s,]+/)
+    .map((t) => t.trim())
+    .filter(Boolean);
 
 /**
  * The form's expiry is a datetime-local wall time plus `tz_offset`, the minutes its zone is behind

@@ -27,11 +27,22 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
     sampled: data.clicks.length,
     ...summarise(data.clicks, range),
     recent: data.clicks.slice(0, 25).map((c) => ({ ...c, slug: slugs[c.link_id] ?? c.link_id })),
-    exportQuery: new URLSearchParams({ ...(linkId ? { link: linkId } : {}), ...(range.fromDay ? { from: range.fromDay } : {}), ...(range.toDay ? { to: range.toDay } : {}) }).toString(),
+    exportQuery: new URLSearchParams({
+      ...(linkId ? { link: linkId } : {}),
+      ...(range.fromDay ? { from: range.fromDay } : {}),
+      ...(range.toDay ? { to: range.toDay } : {}),
+    }).toString(),
   };
 }
 
-const TITLES: Record<string, string> = { country: "Countries", device: "Devices", platform: "Platforms", browser: "Browsers", referer: "Referrers", rule: "Targeting rule" };
+const TITLES: Record<string, string> = {
+  country: "Countries",
+  device: "Devices",
+  platform: "Platforms",
+  browser: "Browsers",
+  referer: "Referrers",
+  rule: "Targeting rule",
+};
 
 export default function Analytics() {
   const d = useLoaderData<typeof loader>();
@@ -39,14 +50,21 @@ export default function Analytics() {
   const countryName = useCountryName();
   return (
     <>
-      <PageHeader title={d.link ? `Analytics · ${d.link.slug}` : "Analytics"} subtitle={d.link ? <a href={d.link.short_url}>{d.link.short_url}</a> : "All short links of your workspace."}>
+      <PageHeader
+        title={d.link ? `Analytics · ${d.link.slug}` : "Analytics"}
+        subtitle={d.link ? <a href={d.link.short_url}>{d.link.short_url}</a> : "All short links of your workspace."}
+      >
         <a href={`/analytics.csv?${d.exportQuery}`} className="btn-secondary" download data-testid="export-csv">
           Export CSV
         </a>
       </PageHeader>
-      <Form method="get" className="card mb-6 grid gap-3 sm:grid-cols-2 lg:grid-cols-[1fr_1fr_auto_auto_auto] lg:items-end" onChange={(e) => {
-        if ((e.target as HTMLElement).tagName === "SELECT") submit(e.currentTarget, { replace: true });
-      }}>
+      <Form
+        method="get"
+        className="card mb-6 grid gap-3 sm:grid-cols-2 lg:grid-cols-[1fr_1fr_auto_auto_auto] lg:items-end"
+        onChange={(e) => {
+          if ((e.target as HTMLElement).tagName === "SELECT") submit(e.currentTarget, { replace: true });
+        }}
+      >
         <div>
           <label htmlFor="link" className="label">
             Link
@@ -93,7 +111,11 @@ export default function Analytics() {
         <Stat label="Range" value={d.range.preset === "all" ? "All time" : `${d.range.fromDay || "…"} → ${d.range.toDay || "today"}`} />
         <Stat label="Countries" value={String(d.breakdowns.country.filter((c) => c.label !== "Unknown").length)} />
       </div>
-      {d.sampled < d.count ? <p className="alert-info mb-4">The chart and breakdowns use the latest {formatNumber(d.sampled)} of {formatNumber(d.count)} clicks.</p> : null}
+      {d.sampled < d.count ? (
+        <p className="alert-info mb-4">
+          The chart and breakdowns use the latest {formatNumber(d.sampled)} of {formatNumber(d.count)} clicks.
+        </p>
+      ) : null}
       <section className="card mb-6" aria-labelledby="h-time">
         <h2 id="h-time" className="mb-3 font-semibold">
           Clicks over time
@@ -102,7 +124,16 @@ export default function Analytics() {
       </section>
       <div className="mb-6 grid gap-4 md:grid-cols-2 xl:grid-cols-3">
         {Object.entries(d.breakdowns).map(([k, rows]) => (
-          <BreakdownCard key={k} title={TITLES[k]} rows={k === "country" ? rows.map((r) => ({ ...r, label: r.label === "Unknown" || r.label === "Other" ? r.label : `${countryName(r.label)} (${r.label})` })) : rows} total={d.sampled} />
+          <BreakdownCard
+            key={k}
+            title={TITLES[k]}
+            rows={
+              k === "country"
+                ? rows.map((r) => ({ ...r, label: r.label === "Unknown" || r.label === "Other" ? r.label : `${countryName(r.label)} (${r.label})` }))
+                : rows
+            }
+            total={d.sampled}
+          />
         ))}
       </div>
       <section className="card overflow-x-auto" aria-labelledby="h-recent">

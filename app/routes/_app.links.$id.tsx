@@ -77,9 +77,21 @@ export default function EditLink() {
           </div>
           <div className="card space-y-3">
             <h2 className="font-semibold">QR code</h2>
-            <img src={`/links/${link.id}/qr?format=svg`} alt={`QR code for ${link.short_url}`} width={200} height={200} className="mx-auto h-[200px] w-[200px] rounded bg-white p-2" />
+            <img
+              src={`/links/${link.id}/qr?format=svg`}
+              alt={`QR code for ${link.short_url}`}
+              width={200}
+              height={200}
+              className="mx-auto h-[200px] w-[200px] rounded bg-white p-2"
+            />
             <div className="flex flex-wrap gap-2">
-              <a href={`/links/${link.id}/qr?format=png&download=1`} download className="btn-secondary" data-testid="qr-png" aria-label="Download QR code as PNG">
+              <a
+                href={`/links/${link.id}/qr?format=png&download=1`}
+                download
+                className="btn-secondary"
+                data-testid="qr-png"
+                aria-label="Download QR code as PNG"
+              >
                 PNG
               </a>
               <a href={`/links/${link.id}/qr?format=svg&download=1`} download className="btn-secondary" aria-label="Download QR code as SVG">

@@ -32,10 +32,15 @@ export default function LinksIndex() {
           New link
         </Link>
       </PageHeader>
-      <Form method="get" role="search" className="mb-4 flex flex-col gap-2 sm:flex-row sm:items-end" onChange={(e) => {
-        // The tag filter applies at once; typing still waits for Enter or the button.
-        if ((e.target as HTMLElement).tagName === "SELECT") submit(e.currentTarget, { replace: true });
-      }}>
+      <Form
+        method="get"
+        role="search"
+        className="mb-4 flex flex-col gap-2 sm:flex-row sm:items-end"
+        onChange={(e) => {
+          // The tag filter applies at once; typing still waits for Enter or the button.
+          if ((e.target as HTMLElement).tagName === "SELECT") submit(e.currentTarget, { replace: true });
+        }}
+      >
         <div className="flex-1">
           <label htmlFor="q" className="label">
             Search
@@ -60,7 +65,15 @@ export default function LinksIndex() {
         </button>
       </Form>
       {data.links.length === 0 ? (
-        <Empty>{data.q || data.tag ? "No link matches." : <>No links yet. <Link to="/links/new">Create your first short link</Link>.</>}</Empty>
+        <Empty>
+          {data.q || data.tag ? (
+            "No link matches."
+          ) : (
+            <>
+              No links yet. <Link to="/links/new">Create your first short link</Link>.
+            </>
+          )}
+        </Empty>
       ) : (
         <ul className="space-y-3" aria-label="Links">
           {data.links.map((l) => (
@@ -72,7 +85,11 @@ export default function LinksIndex() {
                       {l.short_url.replace(/^https?:\/\//, "")}
                     </a>
                     {l.has_password ? <span className="badge">password</span> : null}
-                    {l.expires_at ? <span className="badge" title={formatDateTime(l.expires_at)}>{l.expires_at < Date.now() ? "expired" : `expires ${formatDate(l.expires_at)}`}</span> : null}
+                    {l.expires_at ? (
+                      <span className="badge" title={formatDateTime(l.expires_at)}>
+                        {l.expires_at < Date.now() ? "expired" : `expires ${formatDate(l.expires_at)}`}
+                      </span>
+                    ) : null}
                     {l.targeting ? <span className="badge">targeting</span> : null}
                     {l.og_title || l.og_image ? <span className="badge">share card</span> : null}
                   </p>

@@ -16,7 +16,10 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 export async function loader({ context, request, params }: LoaderFunctionArgs) {
   await requireActor(context, request);
   const id = params.id ?? "";
-  const [tree, stats] = await Promise.all([load(request, () => context.caller.linktree.get({ id })), load(request, () => context.caller.linktree.analytics({ id }))]);
+  const [tree, stats] = await Promise.all([
+    load(request, () => context.caller.linktree.get({ id })),
+    load(request, () => context.caller.linktree.analytics({ id })),
+  ]);
   return { tree, stats };
 }
 
@@ -37,7 +40,11 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
   switch (intent) {
     case "profile": {
       const values = { title: s("title"), slug: s("slug"), bio: s("bio"), avatar_url: s("avatar_url") };
-      return run(() => lt.update({ id, title: values.title, slug: values.slug, bio: values.bio || null, avatar_url: values.avatar_url || null }), "Profile saved.", values);
+      return run(
+        () => lt.update({ id, title: values.title, slug: values.slug, bio: values.bio || null, avatar_url: values.avatar_url || null }),
+        "Profile saved.",
+        values,
+      );
     }
     case "publish":
       return run(() => lt.update({ id, published: form.get("published") === "true" }), form.get("published") === "true" ? "Published." : "Unpublished.");
@@ -75,7 +82,12 @@ export default function LinktreeEditor() {
   const publicUrl = `${redirectUrl}/${tree.slug}`;
   const profileErr = data?.intent === "profile" ? data.error : null;
   const pv = profileErr && data?.values ? data.values : null;
-  const [profile, setProfile] = useState({ title: pv?.title ?? tree.title, bio: pv?.bio ?? tree.bio ?? "", avatar_url: pv?.avatar_url ?? tree.avatar_url ?? "", slug: pv?.slug ?? tree.slug });
+  const [profile, setProfile] = useState({
+    title: pv?.title ?? tree.title,
+    bio: pv?.bio ?? tree.bio ?? "",
+    avatar_url: pv?.avatar_url ?? tree.avatar_url ?? "",
+    slug: pv?.slug ?? tree.slug,
+  });
   useEffect(() => {
     if (!profileErr) setProfile({ title: tree.title, bio: tree.bio ?? "", avatar_url: tree.avatar_url ?? "", slug: tree.slug });
   }, [tree, profileErr]);
@@ -114,12 +126,50 @@ export default function LinktreeEditor() {
               Profile
             </h2>
             <FormAlert error={profileErr} />
-            <Field label="Title" name="title" required maxLength={100} value={profile.title} onChange={(e) => setProfile({ ...profile, title: e.target.value })} errors={fieldErrors(profileErr, "title")} />
+            <Field
+              label="Title"
+              name="title"
+              required
+              maxLength={100}
+              value={profile.title}
+              onChange={(e) => setProfile({ ...profile, title: e.target.value })}
+              errors={fieldErrors(profileErr, "title")}
+            />
             <Field label="Bio" name="bio" errors={fieldErrors(profileErr, "bio")} hint={`${profile.bio.length}/300`}>
-              {({ id, describedBy, invalid }) => <textarea id={id} name="bio" rows={3} maxLength={300} className="input" value={profile.bio} onChange={(e) => setProfile({ ...profile, bio: e.target.value })} aria-invalid={invalid || undefined} aria-describedby={describedBy} />}
+              {({ id, describedBy, invalid }) => (
+                <textarea
+                  id={id}
+                  name="bio"
+                  rows={3}
+                  maxLength={300}
+                  className="input"
+                  value={profile.bio}
+                  onChange={(e) => setProfile({ ...profile, bio: e.target.value })}
+                  aria-invalid={invalid || undefined}
+                  aria-describedby={describedBy}
+                />
+              )}
             </Field>
-            <Field label="Avatar URL" name="avatar_url" type="url" value={profile.avatar_url} onChange={(e) => setProfile({ ...profile, avatar_url: e.target.value })} errors={fieldErrors(profileErr, "avatar_url")} hint="An absolute http(s) image URL." />
-            <Field label="Slug" name="slug" required pattern="[0-9a-z\-]{1,50}" maxLength={50} value={profile.slug} onChange={(e) => setProfile({ ...profile, slug: e.target.value.toLowerCase() })} errors={fieldErrors(profileErr, "slug")} hint="Renaming moves the page to the new address." />
+            <Field
+              label="Avatar URL"
+              name="avatar_url"
+              type="url"
+              value={profile.avatar_url}
+              onChange={(e) => setProfile({ ...profile, avatar_url: e.target.value })}
+              errors={fieldErrors(profileErr, "avatar_url")}
+              hint="An absolute http(s) image URL."
+            />
+            <Field
+              label="Slug"
+              name="slug"
+              required
+              pattern="[0-9a-z\-]{1,50}"
+              maxLength={50}
+              value={profile.slug}
+              onChange={(e) => setProfile({ ...profile, slug: e.target.value.toLowerCase() })}
+              errors={fieldErrors(profileErr, "slug")}
+              hint="Renaming moves the page to the new address."
+            />
             <button type="submit" name="intent" value="profile" className="btn-primary">
               Save profile
             </button>
@@ -161,7 +211,19 @@ export default function LinktreeEditor() {
   );
 }
 
-function ItemsEditor({ treeId, items, setItems, counts, data }: { treeId: string; items: Item[]; setItems: (i: Item[]) => void; counts: Record<string, number>; data: ActionData | undefined }) {
+function ItemsEditor({
+  treeId,
+  items,
+  setItems,
+  counts,
+  data,
+}: {
+  treeId: string;
+  items: Item[];
+  setItems: (i: Item[]) => void;
+  counts: Record<string, number>;
+  data: ActionData | undefined;
+}) {
   const { apiUrl } = useEnv();
   const revalidator = useRevalidator();
   const busy = useNavigation().state !== "idle";
@@ -235,23 +297,49 @@ function ItemsEditor({ treeId, items, setItems, counts, data }: { treeId: string
                 <Form method="post" className="flex gap-1">
                   <input type="hidden" name="itemId" value={item.id} />
                   <input type="hidden" name="intent" value="moveItem" />
-                  <button type="submit" name="position" value={i - 1} className="btn-ghost !px-2" disabled={i === 0 || busy} aria-label={`Move ${item.title} up`}>
+                  <button
+                    type="submit"
+                    name="position"
+                    value={i - 1}
+                    className="btn-ghost !px-2"
+                    disabled={i === 0 || busy}
+                    aria-label={`Move ${item.title} up`}
+                  >
                     ↑
                   </button>
-                  <button type="submit" name="position" value={i + 1} className="btn-ghost !px-2" disabled={i === items.length - 1 || busy} aria-label={`Move ${item.title} down`}>
+                  <button
+                    type="submit"
+                    name="position"
+                    value={i + 1}
+                    className="btn-ghost !px-2"
+                    disabled={i === items.length - 1 || busy}
+                    aria-label={`Move ${item.title} down`}
+                  >
                     ↓
                   </button>
                 </Form>
                 <Form method="post">
                   <input type="hidden" name="itemId" value={item.id} />
                   <input type="hidden" name="active" value={item.active ? "false" : "true"} />
-                  <button type="submit" name="intent" value="toggleItem" className="btn-ghost" aria-label={`${item.active ? "Deactivate" : "Activate"} ${item.title}`}>
+                  <button
+                    type="submit"
+                    name="intent"
+                    value="toggleItem"
+                    className="btn-ghost"
+                    aria-label={`${item.active ? "Deactivate" : "Activate"} ${item.title}`}
+                  >
                     {item.active ? "Deactivate" : "Activate"}
                   </button>
                 </Form>
                 <Form method="post">
                   <input type="hidden" name="itemId" value={item.id} />
-                  <button type="submit" name="intent" value="deleteItem" className="btn-ghost text-red-700 dark:text-red-400" aria-label={`Delete ${item.title}`}>
+                  <button
+                    type="submit"
+                    name="intent"
+                    value="deleteItem"
+                    className="btn-ghost text-red-700 dark:text-red-400"
+                    aria-label={`Delete ${item.title}`}
+                  >
                     Delete
                   </button>
                 </Form>
@@ -271,8 +359,20 @@ function ItemsEditor({ treeId, items, setItems, counts, data }: { treeId: string
           );
         })}
       </ol>
-      <Form method="post" className="grid gap-3 border-t border-slate-200 pt-4 dark:border-slate-800 sm:grid-cols-[1fr_1fr_auto] sm:items-start" aria-label="Add a button" key={data?.intent === "addItem" && data.ok ? `added-${items.length}` : "add"}>
-        <Field label="Button title" name="title" required maxLength={100} defaultValue={addErr ? data?.values?.title : ""} errors={fieldErrors(addErr, "title")} />
+      <Form
+        method="post"
+        className="grid gap-3 border-t border-slate-200 pt-4 dark:border-slate-800 sm:grid-cols-[1fr_1fr_auto] sm:items-start"
+        aria-label="Add a button"
+        key={data?.intent === "addItem" && data.ok ? `added-${items.length}` : "add"}
+      >
+        <Field
+          label="Button title"
+          name="title"
+          required
+          maxLength={100}
+          defaultValue={addErr ? data?.values?.title : ""}
+          errors={fieldErrors(addErr, "title")}
+        />
         <Field label="Button URL" name="url" type="url" required defaultValue={addErr ? data?.values?.url : ""} errors={fieldErrors(addErr, "url")} />
         <button type="submit" name="intent" value="addItem" className="btn-primary sm:mt-6">
           Add button
@@ -287,9 +387,14 @@ function ItemsEditor({ treeId, items, setItems, counts, data }: { treeId: string
 function Preview({ profile, items }: { profile: { title: string; bio: string; avatar_url: string }; items: Item[] }) {
   const avatar = /^https?:\/\/./.test(profile.avatar_url) ? profile.avatar_url : null;
   return (
-    <div className="mx-auto w-full max-w-[20rem] rounded-[2rem] border-8 border-slate-800 bg-gradient-to-b from-indigo-50 to-white p-4 dark:border-slate-700 dark:from-slate-900 dark:to-slate-950" data-testid="preview">
+    <div
+      className="mx-auto w-full max-w-[20rem] rounded-[2rem] border-8 border-slate-800 bg-gradient-to-b from-indigo-50 to-white p-4 dark:border-slate-700 dark:from-slate-900 dark:to-slate-950"
+      data-testid="preview"
+    >
       <div className="flex min-h-[24rem] flex-col items-center gap-3 text-center">
-        <div className="h-20 w-20 overflow-hidden rounded-full bg-slate-200 dark:bg-slate-800">{avatar ? <img src={avatar} alt="" width={80} height={80} className="h-full w-full object-cover" /> : null}</div>
+        <div className="h-20 w-20 overflow-hidden rounded-full bg-slate-200 dark:bg-slate-800">
+          {avatar ? <img src={avatar} alt="" width={80} height={80} className="h-full w-full object-cover" /> : null}
+        </div>
         <p className="text-lg font-bold">{profile.title || "Title"}</p>
         {profile.bio ? <p className="text-sm text-slate-600 dark:text-slate-300">{profile.bio}</p> : null}
         <ul className="mt-2 w-full space-y-2">

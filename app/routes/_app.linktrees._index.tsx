@@ -64,7 +64,16 @@ export default function Linktrees() {
           </h2>
           <FormAlert error={data?.error} />
           <Field label="Title" name="title" required maxLength={100} defaultValue={data?.values.title} errors={fieldErrors(data?.error, "title")} />
-          <Field label="Slug" name="slug" required pattern="[0-9a-z\-]{1,50}" maxLength={50} defaultValue={data?.values.slug} errors={fieldErrors(data?.error, "slug")} hint={`Your page will be at ${redirectUrl.replace(/^https?:\/\//, "")}/<slug>.`} />
+          <Field
+            label="Slug"
+            name="slug"
+            required
+            pattern="[0-9a-z\-]{1,50}"
+            maxLength={50}
+            defaultValue={data?.values.slug}
+            errors={fieldErrors(data?.error, "slug")}
+            hint={`Your page will be at ${redirectUrl.replace(/^https?:\/\//, "")}/<slug>.`}
+          />
           <button type="submit" className="btn-primary" disabled={busy}>
             Create linktree
           </button>

@@ -98,7 +98,11 @@ export default function AccountSettings() {
         {ok("avatar")}
         <FormAlert error={err("avatar")} />
         <div className="flex items-center gap-4">
-          <div className="h-16 w-16 shrink-0 overflow-hidden rounded-full bg-slate-200 dark:bg-slate-800">{user.avatar_url ? <img src={user.avatar_url} alt="Your avatar" width={64} height={64} className="h-full w-full object-cover" data-testid="avatar" /> : null}</div>
+          <div className="h-16 w-16 shrink-0 overflow-hidden rounded-full bg-slate-200 dark:bg-slate-800">
+            {user.avatar_url ? (
+              <img src={user.avatar_url} alt="Your avatar" width={64} height={64} className="h-full w-full object-cover" data-testid="avatar" />
+            ) : null}
+          </div>
           {user.avatar_url ? (
             <Form method="post">
               <button type="submit" name="intent" value="removeAvatar" className="btn-ghost">
@@ -141,7 +145,16 @@ export default function AccountSettings() {
             <p className="alert-info">We sent a code to {pending}. Enter it to finish the change.</p>
             <FormAlert error={err("emailCode")} />
             <input type="hidden" name="email" value={pending} />
-            <Field label="Code" name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" maxLength={6} required errors={fieldErrors(err("emailCode"), "code")} />
+            <Field
+              label="Code"
+              name="code"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              pattern="[0-9]{6}"
+              maxLength={6}
+              required
+              errors={fieldErrors(err("emailCode"), "code")}
+            />
             <button type="submit" name="intent" value="emailCode" className="btn-primary">
               Confirm new address
             </button>

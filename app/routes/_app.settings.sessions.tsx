@@ -43,7 +43,8 @@ export default function Sessions() {
           <li key={s.id} className="flex flex-wrap items-center justify-between gap-3 py-3" data-testid="session-row">
             <div className="min-w-0">
               <p className="font-medium">
-                {[s.browser, s.platform].filter(Boolean).join(" on ") || "Unknown browser"} <span className="text-sm font-normal text-slate-500">· {s.device ?? "unknown device"}</span>{" "}
+                {[s.browser, s.platform].filter(Boolean).join(" on ") || "Unknown browser"}{" "}
+                <span className="text-sm font-normal text-slate-500">· {s.device ?? "unknown device"}</span>{" "}
                 {s.current ? <span className="badge">this browser</span> : null}
               </p>
               <p className="text-sm text-slate-600 dark:text-slate-400">

@@ -38,12 +38,17 @@ export default function Tokens() {
         <div role="status" className="alert-success space-y-2">
           <p className="font-medium">Token “{data.created.name}” created. Copy it now: it will not be shown again.</p>
           <div className="flex flex-wrap items-center gap-2">
-            <code className="break-all rounded bg-white px-2 py-1 font-mono text-sm text-slate-900 dark:bg-slate-900 dark:text-slate-100" data-testid="new-token">
+            <code
+              className="break-all rounded bg-white px-2 py-1 font-mono text-sm text-slate-900 dark:bg-slate-900 dark:text-slate-100"
+              data-testid="new-token"
+            >
               {data.created.token}
             </code>
             <CopyButton value={data.created.token} label="Copy token" />
           </div>
-          <p className="text-xs">Use it as <code>Authorization: Bearer {data.created.token.slice(0, 8)}…</code></p>
+          <p className="text-xs">
+            Use it as <code>Authorization: Bearer {data.created.token.slice(0, 8)}…</code>
+          </p>
         </div>
       ) : null}
       {data?.ok ? <Success>{data.ok}</Success> : null}
@@ -51,14 +56,24 @@ export default function Tokens() {
         <h2 id="h-new-token" className="text-lg font-semibold">
           New API token
         </h2>
-        <p className="text-sm text-slate-600 dark:text-slate-400">Tokens are for scripts and servers. They can manage links, linktrees and analytics, but not your account.</p>
+        <p className="text-sm text-slate-600 dark:text-slate-400">
+          Tokens are for scripts and servers. They can manage links, linktrees and analytics, but not your account.
+        </p>
         {plan === "free" ? (
           <p className="alert-info" data-testid="plan-rule">
-            The free plan allows <strong>one live token</strong>. {atLimit ? "You have one, so revoke it first to create a new one (rotate = revoke, then create)." : "Revoking a token frees the slot."}
+            The free plan allows <strong>one live token</strong>.{" "}
+            {atLimit ? "You have one, so revoke it first to create a new one (rotate = revoke, then create)." : "Revoking a token frees the slot."}
           </p>
         ) : null}
         <FormAlert error={data?.intent === "create" ? data.error : null} />
-        <Field label="Name" name="name" required maxLength={100} placeholder="CI deploy" errors={fieldErrors(data?.intent === "create" ? data.error : null, "name")} />
+        <Field
+          label="Name"
+          name="name"
+          required
+          maxLength={100}
+          placeholder="CI deploy"
+          errors={fieldErrors(data?.intent === "create" ? data.error : null, "name")}
+        />
         <button type="submit" name="intent" value="create" className="btn-primary" disabled={atLimit}>
           Create token
         </button>

@@ -28,13 +28,24 @@ export default function Landing() {
   return (
     <div className="mx-auto max-w-2xl py-6 sm:py-12">
       <h1 className="text-3xl font-bold tracking-tight sm:text-5xl">Short links that tell you who clicked.</h1>
-      <p className="mt-4 text-lg text-slate-600 dark:text-slate-400">Custom slugs, expiry, device and country targeting, passwords, share cards, linktree pages and click analytics.</p>
+      <p className="mt-4 text-lg text-slate-600 dark:text-slate-400">
+        Custom slugs, expiry, device and country targeting, passwords, share cards, linktree pages and click analytics.
+      </p>
       <Form method="post" className="card mt-8 space-y-3" aria-labelledby="shorten-title">
         <h2 id="shorten-title" className="text-lg font-semibold">
           Shorten a URL {viewer ? null : <span className="text-sm font-normal text-slate-500">— no account needed</span>}
         </h2>
         <div className="flex flex-col gap-2 sm:flex-row sm:items-start">
-          <Field className="flex-1" label="Long URL" name="url" type="url" required placeholder="https://example.com/a/long/page" defaultValue={data && !data.ok ? data.url : ""} errors={data && !data.ok ? fieldErrors(data.error, "url") : []} />
+          <Field
+            className="flex-1"
+            label="Long URL"
+            name="url"
+            type="url"
+            required
+            placeholder="https://example.com/a/long/page"
+            defaultValue={data && !data.ok ? data.url : ""}
+            errors={data && !data.ok ? fieldErrors(data.error, "url") : []}
+          />
           <button type="submit" className="btn-primary sm:mt-6" disabled={busy}>
             Shorten
           </button>
@@ -51,7 +62,13 @@ export default function Landing() {
         ) : null}
       </Form>
       <p className="mt-6 text-sm text-slate-600 dark:text-slate-400">
-        {viewer ? <Link to="/links">Go to your links →</Link> : <><Link to="/login">Sign in</Link> to manage links, see analytics and build a linktree.</>}
+        {viewer ? (
+          <Link to="/links">Go to your links →</Link>
+        ) : (
+          <>
+            <Link to="/login">Sign in</Link> to manage links, see analytics and build a linktree.
+          </>
+        )}
       </p>
     </div>
   );

@@ -3,7 +3,23 @@ import { parseRange } from "../lib/analytics";
 import { fetchClicks } from "../lib/analytics.server";
 import { requireActor } from "../lib/session.server";
 
-const COLUMNS = ["timestamp_iso", "timestamp", "ts", "link_id", "country", "region", "region_name", "timezone", "lat", "lng", "device", "platform", "browser", "referer", "rule"] as const;
+const COLUMNS = [
+  "timestamp_iso",
+  "timestamp",
+  "ts",
+  "link_id",
+  "country",
+  "region",
+  "region_name",
+  "timezone",
+  "lat",
+  "lng",
+  "device",
+  "platform",
+  "browser",
+  "referer",
+  "rule",
+] as const;
 
 /** RFC 4180 quoting; a leading = + - @ is neutralised so spreadsheets do not run it as a formula. */
 function cell(v: unknown): string {

@@ -47,13 +47,24 @@ export default function Login() {
       <div className="card">
         <h1 className="text-2xl font-semibold">Sign in</h1>
         <p className="mt-1 text-sm text-slate-600 dark:text-slate-400">
-          {step === "email" ? "We e-mail you a 6-digit code. New here? The same step creates your account." : `We sent a code to ${data?.email}. It is valid for 10 minutes.`}
+          {step === "email"
+            ? "We e-mail you a 6-digit code. New here? The same step creates your account."
+            : `We sent a code to ${data?.email}. It is valid for 10 minutes.`}
         </p>
         <FormAlert error={data?.error} className="mt-4" />
         {step === "email" ? (
           <Form method="post" className="mt-4 space-y-4">
             <input type="hidden" name="redirectTo" value={redirectTo} />
-            <Field label="E-mail" name="email" type="email" autoComplete="email" required autoFocus defaultValue={data?.email} errors={fieldErrors(data?.error, "email")} />
+            <Field
+              label="E-mail"
+              name="email"
+              type="email"
+              autoComplete="email"
+              required
+              autoFocus
+              defaultValue={data?.email}
+              errors={fieldErrors(data?.error, "email")}
+            />
             <button type="submit" className="btn-primary w-full" disabled={busy}>
               Send code
             </button>
@@ -62,7 +73,18 @@ export default function Login() {
           <Form method="post" className="mt-4 space-y-4" key="code">
             <input type="hidden" name="redirectTo" value={redirectTo} />
             <input type="hidden" name="email" value={data?.email} />
-            <Field label="Code" name="code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" maxLength={6} required autoFocus errors={fieldErrors(data?.error, "code")} hint="The 6 digits from the e-mail." />
+            <Field
+              label="Code"
+              name="code"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              pattern="[0-9]{6}"
+              maxLength={6}
+              required
+              autoFocus
+              errors={fieldErrors(data?.error, "code")}
+              hint="The 6 digits from the e-mail."
+            />
             <button type="submit" className="btn-primary w-full" disabled={busy}>
               Sign in
             </button>

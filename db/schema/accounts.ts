@@ -20,7 +20,9 @@ export const users = pgTable(
     workspaceId: text("workspace_id")
       .notNull()
       .references(() => workspaces.id),
-    plan: text("plan", { enum: ["free", "pro"] }).notNull().default("free"),
+    plan: text("plan", { enum: ["free", "pro"] })
+      .notNull()
+      .default("free"),
     isAdmin: boolean("is_admin").notNull().default(false),
     createdAt: ms("created_at").notNull(),
   },

@@ -14,7 +14,9 @@ export const importJobs = pgTable(
     id: text("id").primaryKey(),
     workspaceId: text("workspace_id").notNull(),
     userId: text("user_id").notNull(),
-    status: text("status", { enum: ["queued", "running", "done", "failed"] }).notNull().default("queued"),
+    status: text("status", { enum: ["queued", "running", "done", "failed"] })
+      .notNull()
+      .default("queued"),
     format: text("format").notNull(),
     /** Column mapping: target field → source column name. */
     mapping: jsonb("mapping").$type<Record<string, string>>(),

@@ -19,8 +19,13 @@ export const links = pgTable(
     domainId: text("domain_id"),
     slug: text("slug").notNull(),
     url: text("url").notNull(),
-    kind: text("kind", { enum: ["link", "linktree", "linktree_item"] }).notNull().default("link"),
-    tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
+    kind: text("kind", { enum: ["link", "linktree", "linktree_item"] })
+      .notNull()
+      .default("link"),
+    tags: text("tags")
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     expiresAt: ms("expires_at"),
     expirationUrl: text("expiration_url"),
     targeting: jsonb("targeting").$type<Targeting>(),
@@ -33,8 +38,12 @@ export const links = pgTable(
     deletedAt: ms("deleted_at"),
   },
   (t) => [
-    uniqueIndex("links_live_slug_idx").on(t.slug).where(sql`${t.deletedAt} IS NULL AND ${t.domainId} IS NULL`),
-    uniqueIndex("links_domain_slug_idx").on(t.domainId, t.slug).where(sql`${t.deletedAt} IS NULL AND ${t.domainId} IS NOT NULL`),
+    uniqueIndex("links_live_slug_idx")
+      .on(t.slug)
+      .where(sql`${t.deletedAt} IS NULL AND ${t.domainId} IS NULL`),
+    uniqueIndex("links_domain_slug_idx")
+      .on(t.domainId, t.slug)
+      .where(sql`${t.deletedAt} IS NULL AND ${t.domainId} IS NOT NULL`),
     index("links_workspace_created_idx").on(t.workspaceId, t.createdAt.desc()),
   ],
 );
@@ -50,7 +59,11 @@ export const slugBlocks = pgTable(
     prefix: text("prefix").primaryKey(),
     free: integer("free").notNull(),
   },
-  (t) => [index("slug_blocks_free_idx").on(t.prefix).where(sql`${t.free} > 0`)],
+  (t) => [
+    index("slug_blocks_free_idx")
+      .on(t.prefix)
+      .where(sql`${t.free} > 0`),
+  ],
 );
 
 /** Click events. No foreign key: clicks outlive deleted links and linktrees. */
@@ -142,14 +155,15 @@ export const abuseReports = pgTable(
     email: text("email"),
     ip: text("ip"),
     userAgent: text("user_agent"),
-    status: text("status", { enum: ["open", "dismissed", "link_deleted"] }).notNull().default("open"),
+    status: text("status", { enum: ["open", "dismissed", "link_deleted"] })
+      .notNull()
+      .default("open"),
     createdAt: ms("created_at").notNull(),
     reviewedAt: ms("reviewed_at"),
     reviewedBy: text("reviewed_by"),
   },
   (t) => [index("abuse_reports_status_idx").on(t.status, t.createdAt.desc())],
 );
-
 
 /** Today's (and at most yesterday's) visitor-key salts; older ones are deleted so keys cannot be linked across days. */
 export const visitorSalts = pgTable("visitor_salts", {

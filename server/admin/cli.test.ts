@@ -57,7 +57,10 @@ describe(`npm run cli while the server runs (${process.env.DATABASE_URL ? "Postg
     expect((await cli(["user:create", "--email", email], env)).code).toBe(0);
     const r = await cli(["token:create", "--email", email, "--name", "deploy"], env);
     expect(r.code).toBe(0);
-    expect(r.json).toEqual({ token: expect.stringMatching(/^tok_[0-9A-Za-z]{32}$/), record: expect.objectContaining({ name: "deploy", prefix: r.json.token.slice(0, 8), revoked_at: null }) });
+    expect(r.json).toEqual({
+      token: expect.stringMatching(/^tok_[0-9A-Za-z]{32}$/),
+      record: expect.objectContaining({ name: "deploy", prefix: r.json.token.slice(0, 8), revoked_at: null }),
+    });
     const account = await http(`${t.api}/account`, { headers: { authorization: `Bearer ${r.json.token}` } });
     expect(account.status).toBe(200);
     expect(account.json.user.email).toBe(email);
@@ -73,7 +76,11 @@ describe(`npm run cli while the server runs (${process.env.DATABASE_URL ? "Postg
     await http(`${t.api}/reports`, { method: "POST", json: { url: link.json.short_url, reason: "phishing", detail: "from cli test" } });
     const r = await cli(["reports:list"], env);
     expect(r.code).toBe(0);
-    expect(r.json.reports.find((x: { link_id: string }) => x.link_id === link.json.id)).toMatchObject({ reason: "phishing", detail: "from cli test", status: "open" });
+    expect(r.json.reports.find((x: { link_id: string }) => x.link_id === link.json.id)).toMatchObject({
+      reason: "phishing",
+      detail: "from cli test",
+      status: "open",
+    });
   });
 
   it("fails with a JSON error and a non-zero exit for bad usage, an unknown user or a taken e-mail", async () => {

@@ -70,7 +70,10 @@ export async function runAdminCommand(db: DbOrTx, args: string[]): Promise<unkno
       }
     }
     case "token:create": {
-      const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, email(values.email)));
+      const [user] = await db
+        .select({ id: users.id })
+        .from(users)
+        .where(eq(users.email, email(values.email)));
       if (!user) throw new CommandError("NOT_FOUND", "no user with this e-mail");
       return createToken(db, user.id, values.name?.trim() || "cli");
     }

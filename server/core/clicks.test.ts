@@ -21,7 +21,15 @@ const visit = (linkId: string, i = 0, over: Partial<Visit> = {}): Visit => ({
   ...over,
 });
 const stored = async (linkId: string) => Number((await t.app.db.select({ n: count() }).from(clicks).where(eq(clicks.linkId, linkId)))[0].n);
-const rolled = async (linkId: string) => Number((await t.app.db.select({ n: sum(clickRollups.count) }).from(clickRollups).where(eq(clickRollups.linkId, linkId)))[0].n ?? 0);
+const rolled = async (linkId: string) =>
+  Number(
+    (
+      await t.app.db
+        .select({ n: sum(clickRollups.count) })
+        .from(clickRollups)
+        .where(eq(clickRollups.linkId, linkId))
+    )[0].n ?? 0,
+  );
 
 describe("click recorder", () => {
   it("writes clicks off the request path by itself, within its flush interval", async () => {
@@ -56,13 +64,31 @@ describe("click recorder", () => {
 describe("enrichVisit (in the batch writer)", () => {
   it("parses the user agent and looks up the GeoIP location of public addresses", async () => {
     const c = await enrichVisit(visit("x", 0, { userAgent: PEOPLE.androidChrome, ip: "81.2.69.160", referer: "https://r.example/" }), "none");
-    expect(c).toMatchObject({ device: "mobile", platform: "Android", browser: "Chrome 131", country: "GB", timezone: "Europe/London", referer: "https://r.example/", rule: "url" });
+    expect(c).toMatchObject({
+      device: "mobile",
+      platform: "Android",
+      browser: "Chrome 131",
+      country: "GB",
+      timezone: "Europe/London",
+      referer: "https://r.example/",
+      rule: "url",
+    });
     expect(c.ts).toMatch(/^\d{13}#[0-9a-z]+$/);
     expect((await enrichVisit(visit("x", 0, { ip: "10.0.0.1" }), "none")).country).toBeNull();
   });
 
   it("trusted edge facts win over the user agent and GeoIP", async () => {
-    const edge = { country: "PT", region: "11", regionName: "Lisboa", city: "Lisbon", timezone: "Europe/Lisbon", lat: 38.7, lng: -9.1, device: "tablet" as const, os: "ios" as const };
+    const edge = {
+      country: "PT",
+      region: "11",
+      regionName: "Lisboa",
+      city: "Lisbon",
+      timezone: "Europe/Lisbon",
+      lat: 38.7,
+      lng: -9.1,
+      device: "tablet" as const,
+      os: "ios" as const,
+    };
     const c = await enrichVisit(visit("x", 0, { userAgent: PEOPLE.ipadAsMac, ip: "81.2.69.160", edge }), "cloudfront");
     expect(c).toMatchObject({ country: "PT", regionName: "Lisboa", device: "tablet", platform: "iOS" });
   });

@@ -110,7 +110,8 @@ async function enrichBatch(batch: Pending[], edgeMode: "none" | "cloudfront" | "
   for (let i = 0; i < batch.length; i++) {
     const p = batch[i];
     if (p.kind === "click") rows[i] = p.click;
-    else if (needsGeoLookup(p.visit, edgeMode)) lookups.push(lookupGeo(p.visit.ip).then((g) => void (rows[i] = enrichWith(p.visit, g, p.ts ?? clickTs(p.visit.timestamp)))));
+    else if (needsGeoLookup(p.visit, edgeMode))
+      lookups.push(lookupGeo(p.visit.ip).then((g) => void (rows[i] = enrichWith(p.visit, g, p.ts ?? clickTs(p.visit.timestamp)))));
     else rows[i] = enrichWith(p.visit, p.visit.geo ?? NO_GEO, p.ts ?? clickTs(p.visit.timestamp));
   }
   if (lookups.length) await Promise.all(lookups);

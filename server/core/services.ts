@@ -29,7 +29,11 @@ export type AppServices = {
   clicks?: ClickRecorder;
 };
 
-export async function createServices(config: Config, database: Database, opts: { logger?: Logger; cacheSize?: number; rateLimitPrefix?: string } = {}): Promise<AppServices> {
+export async function createServices(
+  config: Config,
+  database: Database,
+  opts: { logger?: Logger; cacheSize?: number; rateLimitPrefix?: string } = {},
+): Promise<AppServices> {
   const log = opts.logger ?? createLogger(config.logLevel);
   const linkCache = new LruCache<CacheEntry>(opts.cacheSize ?? 50_000);
   const services: AppServices = {
@@ -56,7 +60,11 @@ export async function createServices(config: Config, database: Database, opts: {
   };
   // On every (re)subscription the cache is dropped: notifications sent while the listener was
   // disconnected are lost, so nothing cached before can be trusted.
-  await database.listen(LINK_CHANNEL, (slug) => linkCache.delete(slug), () => linkCache.clear());
+  await database.listen(
+    LINK_CHANNEL,
+    (slug) => linkCache.delete(slug),
+    () => linkCache.clear(),
+  );
   services.clicks = startClickRecorder(services);
   return services;
 }

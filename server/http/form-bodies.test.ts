@@ -44,12 +44,15 @@ function post(url: string, opts: { headers?: Record<string, string>; body?: Buff
   });
 }
 
-const within = <T>(ms: number, p: Promise<T>) => Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))]);
+const within = <T>(ms: number, p: Promise<T>) =>
+  Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))]);
 
 function multipart(fields: Record<string, string | Buffer>, boundary = "----b0undary") {
   const parts = Object.entries(fields).map(([name, v]) =>
     Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"${Buffer.isBuffer(v) ? `; filename="${name}.png"\r\nContent-Type: image/png` : ""}\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${Buffer.isBuffer(v) ? `; filename="${name}.png"\r\nContent-Type: image/png` : ""}\r\n\r\n`,
+      ),
       Buffer.isBuffer(v) ? v : Buffer.from(v),
       Buffer.from("\r\n"),
     ]),
@@ -65,7 +68,10 @@ describe.skipIf(!existsSync("build/index.js"))("dashboard form bodies", () => {
 
   it("a form body declared over 64 KiB answers 413 PAYLOAD_TOO_LARGE without being read", async () => {
     for (const path of ["/report", "/login", "/links/new", "/"]) {
-      const r = await within(5_000, post(`${t.appUrl}${path}`, { headers: { "content-type": FORM, "content-length": String(300 * 1024 * 1024) }, body: "url=x&" }));
+      const r = await within(
+        5_000,
+        post(`${t.appUrl}${path}`, { headers: { "content-type": FORM, "content-length": String(300 * 1024 * 1024) }, body: "url=x&" }),
+      );
       expect(r.status, path).toBe(413);
       expect(JSON.parse(r.body), path).toEqual({ error: "PAYLOAD_TOO_LARGE" });
     }
@@ -74,7 +80,10 @@ describe.skipIf(!existsSync("build/index.js"))("dashboard form bodies", () => {
   it("a streamed (chunked) form body is cut off with 413 once it passes 64 KiB", async () => {
     for (const path of ["/report", "/login"]) {
       const total = 32 * 1024 * 1024;
-      const r = await within(20_000, post(`${t.appUrl}${path}`, { headers: { "content-type": FORM, "transfer-encoding": "chunked" }, stream: { chunk: 16 * 1024, total } }));
+      const r = await within(
+        20_000,
+        post(`${t.appUrl}${path}`, { headers: { "content-type": FORM, "transfer-encoding": "chunked" }, stream: { chunk: 16 * 1024, total } }),
+      );
       expect(r.status, path).toBe(413);
       expect(JSON.parse(r.body)).toEqual({ error: "PAYLOAD_TOO_LARGE" });
       expect(r.sent, `${path}: the answer came only after the whole body`).toBeLessThan(total);
@@ -109,7 +118,7 @@ describe.skipIf(!existsSync("build/index.js"))("dashboard form bodies", () => {
   it("a malformed multipart body answers 400 VALIDATION_FAILED, not 500", async () => {
     for (const path of ["/report", "/login"]) {
       for (const [type, body] of [
-        ["multipart/form-data", "--x\r\nContent-Disposition: form-data; name=\"url\"\r\n\r\nx\r\n--x--\r\n"],
+        ["multipart/form-data", '--x\r\nContent-Disposition: form-data; name="url"\r\n\r\nx\r\n--x--\r\n'],
         ["multipart/form-data; boundary=zzz", "this is not multipart"],
         ["multipart/form-data; boundary=x", "--x\r\nno headers here"],
       ]) {
@@ -144,7 +153,13 @@ describe.skipIf(!existsSync("build/index.js"))("dashboard form bodies", () => {
     const report = await http(`${t.appUrl}/report`, { method: "POST", headers: { "content-type": big.type }, body: big.body });
     expect(report.status).toBe(413);
     const tooBig = multipart({ avatar: Buffer.alloc(2 * 1024 * 1024 + 64 * 1024, 1) });
-    const over = await within(5_000, post(`${t.appUrl}/settings?index`, { headers: { ...cookie, "content-type": tooBig.type, "content-length": String(tooBig.body.length) }, body: tooBig.body }));
+    const over = await within(
+      5_000,
+      post(`${t.appUrl}/settings?index`, {
+        headers: { ...cookie, "content-type": tooBig.type, "content-length": String(tooBig.body.length) },
+        body: tooBig.body,
+      }),
+    );
     expect(over.status).toBe(413);
   });
 });

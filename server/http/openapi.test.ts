@@ -82,7 +82,10 @@ describe("the API description", () => {
   });
 
   it("allows at most 10 tags (maxItems) on create and update", () => {
-    for (const [path, method] of [["/links", "post"], ["/links/{id}", "patch"]]) {
+    for (const [path, method] of [
+      ["/links", "post"],
+      ["/links/{id}", "patch"],
+    ]) {
       const tags = doc.paths[path][method].requestBody.content["application/json"].schema.properties.tags;
       expect(tags, `${method} ${path}`).toMatchObject({ type: "array", maxItems: 10, items: { pattern: "^[0-9a-z-]{1,24}$" } });
     }
@@ -100,7 +103,11 @@ describe("the API description", () => {
   });
 
   it("describes exactly the public API: every path of service.md and nothing outside it", () => {
-    expect(operations().map((o) => o.key).sort()).toEqual([...PUBLIC_OPERATIONS].sort());
+    expect(
+      operations()
+        .map((o) => o.key)
+        .sort(),
+    ).toEqual([...PUBLIC_OPERATIONS].sort());
   });
 
   it("gives every operation an operationId, summary, description, tag, security and its statuses with schemas", () => {
@@ -176,7 +183,18 @@ export async function run(baseUrl: string, token: string) {
     );
     writeFileSync(
       path.join(dir, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: "ESNext", moduleResolution: "Bundler", target: "ES2022", lib: ["ES2022", "DOM"], skipLibCheck: true }, files: ["client.ts"] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: "ESNext",
+          moduleResolution: "Bundler",
+          target: "ES2022",
+          lib: ["ES2022", "DOM"],
+          skipLibCheck: true,
+        },
+        files: ["client.ts"],
+      }),
     );
     execFileSync(path.resolve("node_modules/.bin/tsc"), ["-p", dir], { stdio: "pipe" });
     const user = await t.user();

@@ -91,7 +91,7 @@ export function buildOpenApiDocument(config: Config): OpenAPIV3.Document {
     baseUrl: apiBase,
     description:
       "Short links on their own redirect domain, per-link rules, click analytics, linktrees and abuse reports. " +
-      "All bodies are JSON; timestamps are integers in milliseconds since the Unix epoch. Errors are `{\"error\": CODE}`, " +
+      'All bodies are JSON; timestamps are integers in milliseconds since the Unix epoch. Errors are `{"error": CODE}`, ' +
       "with `fields` on every 400.",
     securitySchemes: {
       bearerAuth: { type: "http", scheme: "bearer", description: "An API token (`tok_…`) created in the dashboard, shown once." },
@@ -127,9 +127,7 @@ export function buildOpenApiDocument(config: Config): OpenAPIV3.Document {
   };
   const errorResponse = (status: number): OpenAPIV3.ResponseObject => ({
     description: STATUS_TEXT[status] ?? "Error",
-    ...(status === 429 || status === 503
-      ? { headers: { "Retry-After": { description: "Seconds until the limit resets", schema: { type: "integer" } } } }
-      : {}),
+    ...(status === 429 || status === 503 ? { headers: { "Retry-After": { description: "Seconds until the limit resets", schema: { type: "integer" } } } } : {}),
     content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
   });
 

@@ -22,7 +22,15 @@ describe("README: the API in five requests", () => {
   let env: Record<string, string>;
   beforeAll(async () => {
     const [appPort, redirectPort] = [await freePort(), await freePort()];
-    env = { APP_URL: `http://localhost:${appPort}`, REDIRECT_URL: `http://localhost:${redirectPort}`, DATA_DIR: tempDataDir(), LOG_LEVEL: "warn", DATABASE_URL: "", REDIS_URL: "", SMTP_URL: "" };
+    env = {
+      APP_URL: `http://localhost:${appPort}`,
+      REDIRECT_URL: `http://localhost:${redirectPort}`,
+      DATA_DIR: tempDataDir(),
+      LOG_LEVEL: "warn",
+      DATABASE_URL: "",
+      REDIS_URL: "",
+      SMTP_URL: "",
+    };
     child = spawn("npm", ["start"], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let out = "";
     child.stdout!.on("data", (d) => (out += d));

@@ -164,7 +164,11 @@ describe("a database that refuses connections", () => {
       pg("57P01", "FATAL", "terminating connection due to administrator command"),
       pg("08006", "FATAL", "connection failure"),
     ]) {
-      expect(toPublicError(e), e.message).toEqual({ status: 503, body: { error: "SERVICE_UNAVAILABLE" }, headers: { "Retry-After": expect.stringMatching(/^\d+$/) } });
+      expect(toPublicError(e), e.message).toEqual({
+        status: 503,
+        body: { error: "SERVICE_UNAVAILABLE" },
+        headers: { "Retry-After": expect.stringMatching(/^\d+$/) },
+      });
     }
     // The same code from an ordinary statement is a query error: 500.
     expect(toPublicError(pg("55000", "ERROR", "currval of sequence is not yet defined in this session")).status).toBe(500);

@@ -53,7 +53,10 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   // Linktree pages are rendered by a Remix route, so they exist only when Remix is on.
   let linktreePage: Promise<LinktreePageHandler> | undefined;
   const redirect = createRedirectApp(app, {
-    linktreePage: opts.remix !== false ? async (req, res, link, countView) => (await (linktreePage ??= createLinktreePageHandler(app)))(req, res, link, countView) : undefined,
+    linktreePage:
+      opts.remix !== false
+        ? async (req, res, link, countView) => (await (linktreePage ??= createLinktreePageHandler(app)))(req, res, link, countView)
+        : undefined,
   });
 
   const origins: Origin[] = [

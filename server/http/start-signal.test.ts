@@ -39,14 +39,25 @@ describe("npm start", () => {
       const [appPort, redirectPort] = [await freePort(), await freePort()];
       child = spawn("npm", ["start"], {
         // The default set-up of `npm start`: embedded PGlite in a fresh DATA_DIR.
-        env: { ...process.env, APP_URL: `http://127.0.0.1:${appPort}`, REDIRECT_URL: `http://127.0.0.1:${redirectPort}`, DATA_DIR: tempDataDir(), LOG_LEVEL: "info", DATABASE_URL: "", REDIS_URL: "", SMTP_URL: "" },
+        env: {
+          ...process.env,
+          APP_URL: `http://127.0.0.1:${appPort}`,
+          REDIRECT_URL: `http://127.0.0.1:${redirectPort}`,
+          DATA_DIR: tempDataDir(),
+          LOG_LEVEL: "info",
+          DATABASE_URL: "",
+          REDIS_URL: "",
+          SMTP_URL: "",
+        },
         stdio: ["ignore", "pipe", "pipe"],
         detached: true,
       });
       let out = "";
       child.stdout!.on("data", (d) => (out += d));
       child.stderr!.on("data", (d) => (out += d));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child!.once("exit", (code, sig) => resolve({ code, signal: sig })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child!.once("exit", (code, sig) => resolve({ code, signal: sig })),
+      );
 
       const deadline = Date.now() + 90_000;
       while (!((await answers(`http://127.0.0.1:${redirectPort}/_/health`)) && (await answers(`http://127.0.0.1:${appPort}/api/openapi.json`)))) {

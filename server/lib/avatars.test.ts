@@ -9,8 +9,14 @@ import { AVATAR_NAME_RE, avatarPath, storeAvatar } from "./avatars";
 
 const dir = () => mkdtempSync(path.join(os.tmpdir(), "avatars-"));
 const image = (format: "png" | "jpeg" | "webp" | "gif", w = 600, h = 400) =>
-  sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 40, b: 90 } } }).toFormat(format).toBuffer();
-const failure = (p: Promise<unknown>) => p.then(() => null, (e) => toPublicError(e).body);
+  sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 40, b: 90 } } })
+    .toFormat(format)
+    .toBuffer();
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e) => toPublicError(e).body,
+  );
 
 describe("avatar upload store", () => {
   it.each(["png", "jpeg", "webp"] as const)("accepts %s and stores a 256x256 WebP under DATA_DIR/uploads", async (format) => {
@@ -23,8 +29,13 @@ describe("avatar upload store", () => {
   });
 
   it("refuses other formats by content, whatever the file is called", async () => {
-    expect(await failure(storeAvatar(dir(), await image("gif")))).toEqual({ error: "VALIDATION_FAILED", fields: { avatar: ["must be a PNG, JPEG or WebP image"] } });
-    expect(await failure(storeAvatar(dir(), new TextEncoder().encode("<svg></svg>")))).toMatchObject({ fields: { avatar: ["must be a PNG, JPEG or WebP image"] } });
+    expect(await failure(storeAvatar(dir(), await image("gif")))).toEqual({
+      error: "VALIDATION_FAILED",
+      fields: { avatar: ["must be a PNG, JPEG or WebP image"] },
+    });
+    expect(await failure(storeAvatar(dir(), new TextEncoder().encode("<svg></svg>")))).toMatchObject({
+      fields: { avatar: ["must be a PNG, JPEG or WebP image"] },
+    });
   });
 
   it("refuses files over 2 MB and empty files", async () => {

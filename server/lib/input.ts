@@ -95,8 +95,7 @@ export function body<T extends z.ZodRawShape>(shape: T, ...rules: BodyRule[]) {
     const parsed = object.safeParse(raw);
     const issues: z.ZodIssue[] = parsed.success ? [] : [...parsed.error.issues];
     if (isObject(raw)) {
-      const fail: Fail = (field, message, code) =>
-        issues.push({ code: "custom", path: field ? [field] : [], message, ...(code ? { params: { code } } : {}) });
+      const fail: Fail = (field, message, code) => issues.push({ code: "custom", path: field ? [field] : [], message, ...(code ? { params: { code } } : {}) });
       for (const rule of rules) rule(raw, fail);
     }
     // Fatal: the inner object would only repeat these; it parses the body only when all is well.

@@ -31,7 +31,14 @@ export function createRateLimits(redisUrl?: string, keyPrefix = "rl"): RateLimit
   // socket is dropped (then reconnected), so callers fall back to the in-memory insurance
   // limiter just as for a closed connection (no offline queue: nothing waits for a reconnect).
   const redis = redisUrl
-    ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, commandTimeout: REDIS_TIMEOUT_MS, socketTimeout: REDIS_TIMEOUT_MS, connectTimeout: 1000 })
+    ? new Redis(redisUrl, {
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        lazyConnect: false,
+        commandTimeout: REDIS_TIMEOUT_MS,
+        socketTimeout: REDIS_TIMEOUT_MS,
+        connectTimeout: 1000,
+      })
     : undefined;
   redis?.on("error", () => {}); // reported through insuranceLimiter fallbacks, not crashes
   const limiters = new Map<LimitName, RateLimiterAbstract>();
@@ -40,9 +47,7 @@ export function createRateLimits(redisUrl?: string, keyPrefix = "rl"): RateLimit
       let l = limiters.get(name);
       if (!l) {
         const opts = { ...LIMITS[name], keyPrefix: `${keyPrefix}:${name}` };
-        l = redis
-          ? new RateLimiterRedis({ ...opts, storeClient: redis, insuranceLimiter: new RateLimiterMemory(opts) })
-          : new RateLimiterMemory(opts);
+        l = redis ? new RateLimiterRedis({ ...opts, storeClient: redis, insuranceLimiter: new RateLimiterMemory(opts) }) : new RateLimiterMemory(opts);
         limiters.set(name, l);
       }
       return l;

@@ -60,4 +60,3 @@ export async function withGeneratedSlug<T>(db: DbOrTx, insert: (slug: string, tx
     }
   }
 }
-

@@ -3,9 +3,7 @@ import { text } from "./input";
 export const MAX_URL_LENGTH = 4096;
 
 /** An absolute http(s) URL of at most 4096 characters (decisions §3). */
-export const httpUrl = text()
-  .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
-  .refine(isHttpUrl, "must be an absolute http or https URL");
+export const httpUrl = text().max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`).refine(isHttpUrl, "must be an absolute http or https URL");
 
 export function isHttpUrl(value: string): boolean {
   if (!/^https?:\/\//i.test(value)) return false;

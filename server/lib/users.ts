@@ -55,7 +55,15 @@ export async function issueToken(db: DbOrTx, userId: string, name: string, works
     const token = newTokenValue();
     const [record] = await tx
       .insert(apiTokens)
-      .values({ id: newId(), userId, workspaceId: workspaceId ?? user.workspaceId, name, prefix: token.slice(0, 8), tokenHash: sha256(token), createdAt: Date.now() })
+      .values({
+        id: newId(),
+        userId,
+        workspaceId: workspaceId ?? user.workspaceId,
+        name,
+        prefix: token.slice(0, 8),
+        tokenHash: sha256(token),
+        createdAt: Date.now(),
+      })
       .returning();
     return { token, record };
   });

@@ -24,14 +24,44 @@ const card = { ogTitle: "Title" };
 
 // One row per line of service.md's "Redirect behaviour by stored settings" table.
 const rows: [string, Partial<LinkSnapshot>, VisitorFacts, ReturnType<typeof decide>][] = [
-  ["expired and expiration_url set → 302 to expiration_url", { ...expired, expirationUrl: "https://gone.example/" }, person, { kind: "redirect", status: 302, location: "https://gone.example/", rule: "expiration_url" }],
+  [
+    "expired and expiration_url set → 302 to expiration_url",
+    { ...expired, expirationUrl: "https://gone.example/" },
+    person,
+    { kind: "redirect", status: 302, location: "https://gone.example/", rule: "expiration_url" },
+  ],
   ["expired and expiration_url unset → 404", expired, person, { kind: "expired", rule: "expired_404" }],
-  ["not expired, targeting matches the system (iOS) → ios destination", { targeting }, iphone, { kind: "redirect", status: 301, location: "https://ios.example/", rule: "ios" }],
-  ["not expired, targeting matches the system (Android) → android destination", { targeting }, android, { kind: "redirect", status: 301, location: "https://android.example/", rule: "android" }],
-  ["not matched by system, country matches geo → country's destination", { targeting }, inBrazil, { kind: "redirect", status: 301, location: "https://br.example/", rule: "geo" }],
-  ["matches no targeting rule → url", { targeting }, { os: null, country: "DE", socialCrawler: false }, { kind: "redirect", status: 301, location: "https://dest.example/", rule: "url" }],
+  [
+    "not expired, targeting matches the system (iOS) → ios destination",
+    { targeting },
+    iphone,
+    { kind: "redirect", status: 301, location: "https://ios.example/", rule: "ios" },
+  ],
+  [
+    "not expired, targeting matches the system (Android) → android destination",
+    { targeting },
+    android,
+    { kind: "redirect", status: 301, location: "https://android.example/", rule: "android" },
+  ],
+  [
+    "not matched by system, country matches geo → country's destination",
+    { targeting },
+    inBrazil,
+    { kind: "redirect", status: 301, location: "https://br.example/", rule: "geo" },
+  ],
+  [
+    "matches no targeting rule → url",
+    { targeting },
+    { os: null, country: "DE", socialCrawler: false },
+    { kind: "redirect", status: 301, location: "https://dest.example/", rule: "url" },
+  ],
   ["og_ field set and social preview crawler → share card", card, crawler, { kind: "card" }],
-  ["og_ field set and anyone else (incl. search crawlers) → 301", card, person, { kind: "redirect", status: 301, location: "https://dest.example/", rule: "url" }],
+  [
+    "og_ field set and anyone else (incl. search crawlers) → 301",
+    card,
+    person,
+    { kind: "redirect", status: 301, location: "https://dest.example/", rule: "url" },
+  ],
   ["no og_ field set → 301, also for a social crawler", {}, crawler, { kind: "redirect", status: 301, location: "https://dest.example/", rule: "url" }],
   ["password: people see the form", { passwordHash: "scrypt$…" }, person, { kind: "password_form" }],
   ["password: crawlers see the card", { passwordHash: "scrypt$…", ogDescription: "d" }, crawler, { kind: "card" }],
@@ -61,13 +91,23 @@ describe("decide: the table's rules", () => {
     expect(decide(l, person, NOW)).toEqual({ kind: "expired", rule: "expired_404" });
   });
   it("a password that passed redirects with 302 applying targeting", () => {
-    expect(decide(link({ passwordHash: "h", targeting }), android, NOW, { passwordPassed: true })).toEqual({ kind: "redirect", status: 302, location: "https://android.example/", rule: "android" });
+    expect(decide(link({ passwordHash: "h", targeting }), android, NOW, { passwordPassed: true })).toEqual({
+      kind: "redirect",
+      status: 302,
+      location: "https://android.example/",
+      rule: "android",
+    });
   });
   it("an expired link with a password shows the form first (to crawlers too: no card), then the expiry answer", () => {
     const l = link({ ...expired, passwordHash: "h", ...card, expirationUrl: "https://gone.example/" });
     expect(decide(l, person, NOW)).toEqual({ kind: "password_form" });
     expect(decide(l, crawler, NOW)).toEqual({ kind: "password_form" });
-    expect(decide(l, iphone, NOW, { passwordPassed: true })).toEqual({ kind: "redirect", status: 302, location: "https://gone.example/", rule: "expiration_url" });
+    expect(decide(l, iphone, NOW, { passwordPassed: true })).toEqual({
+      kind: "redirect",
+      status: 302,
+      location: "https://gone.example/",
+      rule: "expiration_url",
+    });
     expect(decide(link({ ...expired, passwordHash: "h" }), person, NOW, { passwordPassed: true })).toEqual({ kind: "expired", rule: "expired_404" });
   });
   it("country codes match case-insensitively", () => {

@@ -41,7 +41,9 @@ export function decide(link: LinkSnapshot, visitor: VisitorFacts, now: number, o
   }
   // An expired link ignores targeting.
   if (expired) {
-    return link.expirationUrl ? { kind: "redirect", status: 302, location: link.expirationUrl, rule: "expiration_url" } : { kind: "expired", rule: "expired_404" };
+    return link.expirationUrl
+      ? { kind: "redirect", status: 302, location: link.expirationUrl, rule: "expiration_url" }
+      : { kind: "expired", rule: "expired_404" };
   }
   const status = opts.passwordPassed ? 302 : 301;
   const t = link.targeting;

@@ -63,7 +63,13 @@ describe("EDGE_HEADERS=cloudfront", () => {
 
   it("iPadOS reporting a Mac goes to ios when CloudFront-Is-IOS-Viewer says so, recorded as an iOS tablet", async () => {
     const l = await newLink({ targeting: { ios: "https://ios.example/", geo: { PT: "https://pt.example/" } } });
-    const headers = { "user-agent": PEOPLE.ipadAsMac, ...CLOUDFRONT, "cloudfront-is-ios-viewer": "true", "cloudfront-is-tablet-viewer": "true", "cloudfront-is-desktop-viewer": "false" };
+    const headers = {
+      "user-agent": PEOPLE.ipadAsMac,
+      ...CLOUDFRONT,
+      "cloudfront-is-ios-viewer": "true",
+      "cloudfront-is-tablet-viewer": "true",
+      "cloudfront-is-desktop-viewer": "false",
+    };
     const r = await req(`${t.redirect}/${l.slug}`, { headers });
     expect(r.headers.get("location")).toBe("https://ios.example/");
     expect((await analytics(l.id)).clicks[0]).toMatchObject({ rule: "ios", device: "tablet", platform: "iOS" });
@@ -71,7 +77,9 @@ describe("EDGE_HEADERS=cloudfront", () => {
 
   it("Android by CloudFront-Is-Android-Viewer", async () => {
     const l = await newLink({ targeting: { android: "https://android.example/" } });
-    const r = await req(`${t.redirect}/${l.slug}`, { headers: { "user-agent": PEOPLE.androidChrome, ...CLOUDFRONT, "cloudfront-is-android-viewer": "true", "cloudfront-is-mobile-viewer": "true" } });
+    const r = await req(`${t.redirect}/${l.slug}`, {
+      headers: { "user-agent": PEOPLE.androidChrome, ...CLOUDFRONT, "cloudfront-is-android-viewer": "true", "cloudfront-is-mobile-viewer": "true" },
+    });
     expect(r.headers.get("location")).toBe("https://android.example/");
   });
 });

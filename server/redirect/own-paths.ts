@@ -18,7 +18,10 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
     } catch {
       db = "unavailable";
     }
-    res.status(db === "ok" ? 200 : 503).setHeader("Cache-Control", "no-store").json({ status: db === "ok" ? "ok" : "degraded", database: db });
+    res
+      .status(db === "ok" ? 200 : 503)
+      .setHeader("Cache-Control", "no-store")
+      .json({ status: db === "ok" ? "ok" : "degraded", database: db });
   });
 
   // The share card's generated image: 1200×630 PNG of the link's og_title.
@@ -26,14 +29,15 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
     const m = OG_PATH.exec(req.path);
     if (!m) return visits.notFound(req, res);
     try {
-      const [link] = await app.db
-        .select({ id: links.id, ogTitle: links.ogTitle, deletedAt: links.deletedAt })
-        .from(links)
-        .where(eq(links.id, m[1]))
-        .limit(1);
+      const [link] = await app.db.select({ id: links.id, ogTitle: links.ogTitle, deletedAt: links.deletedAt }).from(links).where(eq(links.id, m[1])).limit(1);
       if (!link || link.deletedAt !== null || !link.ogTitle) return visits.notFound(req, res);
       const png = await ogImages.get(link.id, link.ogTitle, app.config.redirectDomain);
-      res.writeHead(200, { "Content-Type": "image/png", "Content-Length": String(png.length), "Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff" });
+      res.writeHead(200, {
+        "Content-Type": "image/png",
+        "Content-Length": String(png.length),
+        "Cache-Control": "public, max-age=300",
+        "X-Content-Type-Options": "nosniff",
+      });
       res.end(req.method === "HEAD" ? undefined : png);
     } catch (e) {
       visits.unavailable(req, res, e);

@@ -21,7 +21,15 @@ type Limited = { limited: LimitName; res: RateLimiterRes };
  */
 async function reserveTry(app: AppServices, ip: string, linkId: string): Promise<Limited | { giveBack(): Promise<unknown>; linkFull?: RateLimiterRes }> {
   const reserved: [LimitName, string][] = [];
-  const giveBack = () => Promise.all(reserved.map(([n, k]) => app.limits.get(n).reward(k, 1).catch(() => {})));
+  const giveBack = () =>
+    Promise.all(
+      reserved.map(([n, k]) =>
+        app.limits
+          .get(n)
+          .reward(k, 1)
+          .catch(() => {}),
+      ),
+    );
   let firstTry: boolean;
   try {
     firstTry = (await app.limits.get("passwordPerAddress").consume(ip, 1)).consumedPoints <= 1;

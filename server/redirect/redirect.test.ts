@@ -32,11 +32,17 @@ const clicksOf = async (id: string) => {
   await t.app.clicks!.flush();
   const r = await http(`${t.api}/links/${id}/analytics`, { headers: alice.auth });
   expect(r.status).toBe(200);
-  return r.json as { count: number; clicks: { rule: string; device: string; platform: string | null; browser: string | null; referer: string | null; country: string | null }[] };
+  return r.json as {
+    count: number;
+    clicks: { rule: string; device: string; platform: string | null; browser: string | null; referer: string | null; country: string | null }[];
+  };
 };
 /** Makes a link expired now, as time would (the API only accepts future expiries). */
 const expire = async (id: string, slug: string) => {
-  await t.app.db.update(links).set({ expiresAt: Date.now() - 1 }).where(eq(links.id, id));
+  await t.app.db
+    .update(links)
+    .set({ expiresAt: Date.now() - 1 })
+    .where(eq(links.id, id));
   await t.app.invalidateSlugs([slug]);
 };
 const meta = (html: string, name: string) => new RegExp(`<meta (?:property|name)="${name}" content="([^"]*)">`).exec(html)?.[1];
@@ -113,7 +119,12 @@ describe("GET /{slug}: plain links", () => {
 
 describe("GET /{slug}: expiry (evaluated per request)", () => {
   it("expired with expiration_url → 302 to it, counted with rule expiration_url", async () => {
-    const l = await newLink({ expires_at: Date.now() + 3_600_000, expiration_url: "https://gone.example/", targeting: { ios: "https://ios.example/" }, og_title: "T" });
+    const l = await newLink({
+      expires_at: Date.now() + 3_600_000,
+      expiration_url: "https://gone.example/",
+      targeting: { ios: "https://ios.example/" },
+      og_title: "T",
+    });
     expect((await visit(l.slug, { "user-agent": PEOPLE.iphoneSafari })).headers.get("location")).toBe("https://ios.example/");
     await expire(l.id, l.slug);
     const r = await visit(l.slug, { "user-agent": PEOPLE.iphoneSafari });
@@ -326,7 +337,9 @@ describe("password links", () => {
 
   it("100 wrong tries per link in 15 minutes, from any addresses", async () => {
     const l = await newLink({ password: PW });
-    const statuses = (await Promise.all(Array.from({ length: 105 }, (_, i) => postPassword(l.slug, "nope", { "x-forwarded-for": `203.0.113.${i + 1}` })))).map((r) => r.status);
+    const statuses = (await Promise.all(Array.from({ length: 105 }, (_, i) => postPassword(l.slug, "nope", { "x-forwarded-for": `203.0.113.${i + 1}` })))).map(
+      (r) => r.status,
+    );
     expect(statuses.filter((s) => s === 401)).toHaveLength(100);
     expect(statuses.filter((s) => s === 429)).toHaveLength(5);
   }, 60_000); // 100 scrypt checks: slow on a busy machine

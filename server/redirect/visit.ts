@@ -28,7 +28,17 @@ export function createVisits(app: AppServices, redirectBase: string) {
   /** Counts a visit unless it is a bot's or a HEAD request (decisions §4). */
   const count = (req: IncomingMessage, link: CachedLink, v: RequestVisitor, rule: Rule, geo?: GeoInfo) => {
     if (req.method === "HEAD" || v.agent.isBot) return;
-    app.clicks?.recordVisit({ linkId: link.id, workspaceId: link.workspaceId, timestamp: Date.now(), userAgent: v.userAgent, ip: v.ip, referer: v.referer, rule, edge: v.edge, geo });
+    app.clicks?.recordVisit({
+      linkId: link.id,
+      workspaceId: link.workspaceId,
+      timestamp: Date.now(),
+      userAgent: v.userAgent,
+      ip: v.ip,
+      referer: v.referer,
+      rule,
+      edge: v.edge,
+      geo,
+    });
   };
 
   /** The visitor's location when the answer depends on the country: the edge's, else GeoIP. */
@@ -76,7 +86,10 @@ export function createVisits(app: AppServices, redirectBase: string) {
       outageLoggedAt = Date.now();
       outageUnlogged = 0;
     }
-    if (!res.headersSent) sendHtml(res, 503, page("Unavailable", "<h1>Temporarily unavailable</h1><p>Please try again in a moment.</p>"), req.method === "HEAD", { "Retry-After": "5" });
+    if (!res.headersSent)
+      sendHtml(res, 503, page("Unavailable", "<h1>Temporarily unavailable</h1><p>Please try again in a moment.</p>"), req.method === "HEAD", {
+        "Retry-After": "5",
+      });
     outcome("unavailable");
   };
 

@@ -5,7 +5,8 @@ import { isPublicIp, lookupGeo } from "../lib/geo";
 import { PEOPLE, SEARCH, SOCIAL } from "./ua-fixtures";
 import { readVisitor } from "./visitor";
 
-const req = (headers: Record<string, string>, remote = "203.0.113.9") => ({ headers, socket: { remoteAddress: remote }, connection: { remoteAddress: remote } }) as unknown as IncomingMessage;
+const req = (headers: Record<string, string>, remote = "203.0.113.9") =>
+  ({ headers, socket: { remoteAddress: remote }, connection: { remoteAddress: remote } }) as unknown as IncomingMessage;
 const noTrust = () => false;
 
 describe("visitor: device, platform, browser and OS from real user agents", () => {
@@ -82,8 +83,11 @@ describe("visitor: GeoIP (EDGE_HEADERS=none)", () => {
     expect((await lookupGeo("81.2.69.160")).country).toBe("GB");
     expect((await lookupGeo("::ffff:81.2.69.160")).country).toBe("GB");
   });
-  it.each(["127.0.0.1", "::1", "10.1.2.3", "172.16.5.4", "192.168.1.1", "169.254.1.1", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "not-an-ip"])("no location for %s", async (ip) => {
-    expect(isPublicIp(ip)).toBe(false);
-    expect(await lookupGeo(ip)).toMatchObject({ country: null, region: null, lat: null });
-  });
+  it.each(["127.0.0.1", "::1", "10.1.2.3", "172.16.5.4", "192.168.1.1", "169.254.1.1", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "not-an-ip"])(
+    "no location for %s",
+    async (ip) => {
+      expect(isPublicIp(ip)).toBe(false);
+      expect(await lookupGeo(ip)).toMatchObject({ country: null, region: null, lat: null });
+    },
+  );
 });

@@ -31,7 +31,8 @@ function req(method: string, path: string, json: unknown, headers: Record<string
 }
 
 type Case = [name: string, body: Record<string, unknown>, error: string, fields: string[]];
-const check = (method: string, path: string, headers?: () => Record<string, string>) =>
+const check =
+  (method: string, path: string, headers?: () => Record<string, string>) =>
   async (_name: string, body: Record<string, unknown>, error: string, fields: string[]) => {
     const r = await req(method, path, body, headers?.());
     expect(r.status, r.text).toBe(400);
@@ -41,26 +42,91 @@ const check = (method: string, path: string, headers?: () => Record<string, stri
 
 describe("POST /links lists every failing field", () => {
   const cases: Case[] = [
-    ["expiration_url without expiry and 51 geo entries", { url: "https://example.com/", expiration_url: "https://example.com/x", targeting: { geo: geo(51) } }, "EXPIRATION_URL_WITHOUT_EXPIRY", ["expiration_url", "targeting"]],
-    ["the same, targeting sent first", { targeting: { geo: geo(51) }, expiration_url: "https://example.com/x", url: "https://example.com/" }, "EXPIRATION_URL_WITHOUT_EXPIRY", ["expiration_url", "targeting"]],
-    ["a bad tag and expiration_url without expiry", { url: "https://example.com/", tags: ["BAD"], expiration_url: "https://example.com/x" }, "INVALID_TAG", ["expiration_url", "tags"]],
-    ["eleven tags and expiration_url without expiry", { url: "https://example.com/", tags: "abcdefghijk".split(""), expiration_url: "https://example.com/x" }, "INVALID_TAG", ["expiration_url", "tags"]],
+    [
+      "expiration_url without expiry and 51 geo entries",
+      { url: "https://example.com/", expiration_url: "https://example.com/x", targeting: { geo: geo(51) } },
+      "EXPIRATION_URL_WITHOUT_EXPIRY",
+      ["expiration_url", "targeting"],
+    ],
+    [
+      "the same, targeting sent first",
+      { targeting: { geo: geo(51) }, expiration_url: "https://example.com/x", url: "https://example.com/" },
+      "EXPIRATION_URL_WITHOUT_EXPIRY",
+      ["expiration_url", "targeting"],
+    ],
+    [
+      "a bad tag and expiration_url without expiry",
+      { url: "https://example.com/", tags: ["BAD"], expiration_url: "https://example.com/x" },
+      "INVALID_TAG",
+      ["expiration_url", "tags"],
+    ],
+    [
+      "eleven tags and expiration_url without expiry",
+      { url: "https://example.com/", tags: "abcdefghijk".split(""), expiration_url: "https://example.com/x" },
+      "INVALID_TAG",
+      ["expiration_url", "tags"],
+    ],
     ["a bad url, slug and tag", { url: "nope", slug: "BAD!", tags: ["BAD"] }, "INVALID_LINK_ID", ["slug", "tags", "url"]],
-    ["a past expiry, 51 geo entries and a short password", { url: "https://example.com/", expires_at: past, expiration_url: "https://example.com/x", targeting: { geo: geo(51) }, password: "x" }, "EXPIRES_AT_IN_THE_PAST", ["expires_at", "password", "targeting"]],
-    ["an expiry of the wrong type and expiration_url", { url: "https://example.com/", expires_at: "tomorrow", expiration_url: "https://example.com/x" }, "VALIDATION_FAILED", ["expires_at"]],
-    ["expires_at null and expiration_url", { url: "https://example.com/", expires_at: null, expiration_url: "https://example.com/x" }, "EXPIRATION_URL_WITHOUT_EXPIRY", ["expiration_url", "expires_at"]],
-    ["an unknown member, a bad tag and a long og_title", { url: "https://example.com/", bogus: 1, tags: ["BAD"], og_title: "x".repeat(121) }, "INVALID_TAG", ["bogus", "og_title", "tags"]],
-    ["no url, 51 geo entries and an og_image of the wrong type", { targeting: { geo: geo(51) }, og_image: 5 }, "TOO_MANY_RULES", ["og_image", "targeting", "url"]],
+    [
+      "a past expiry, 51 geo entries and a short password",
+      { url: "https://example.com/", expires_at: past, expiration_url: "https://example.com/x", targeting: { geo: geo(51) }, password: "x" },
+      "EXPIRES_AT_IN_THE_PAST",
+      ["expires_at", "password", "targeting"],
+    ],
+    [
+      "an expiry of the wrong type and expiration_url",
+      { url: "https://example.com/", expires_at: "tomorrow", expiration_url: "https://example.com/x" },
+      "VALIDATION_FAILED",
+      ["expires_at"],
+    ],
+    [
+      "expires_at null and expiration_url",
+      { url: "https://example.com/", expires_at: null, expiration_url: "https://example.com/x" },
+      "EXPIRATION_URL_WITHOUT_EXPIRY",
+      ["expiration_url", "expires_at"],
+    ],
+    [
+      "an unknown member, a bad tag and a long og_title",
+      { url: "https://example.com/", bogus: 1, tags: ["BAD"], og_title: "x".repeat(121) },
+      "INVALID_TAG",
+      ["bogus", "og_title", "tags"],
+    ],
+    [
+      "no url, 51 geo entries and an og_image of the wrong type",
+      { targeting: { geo: geo(51) }, og_image: 5 },
+      "TOO_MANY_RULES",
+      ["og_image", "targeting", "url"],
+    ],
   ];
   it.each(cases)("%s", check("POST", "/links"));
 });
 
 describe("PATCH /links/{id} lists every failing field", () => {
   const cases: Case[] = [
-    ["expires_at null with expiration_url and 51 geo entries", { expires_at: null, expiration_url: "https://example.com/x", targeting: { geo: geo(51) } }, "EXPIRATION_URL_WITHOUT_EXPIRY", ["expiration_url", "targeting"]],
-    ["a bad tag with expires_at null and expiration_url", { expiration_url: "https://example.com/x", expires_at: null, tags: ["BAD"] }, "INVALID_TAG", ["expiration_url", "tags"]],
-    ["a bad slug, a past expiry and a short password", { password: "x", expires_at: past, slug: "BAD!" }, "INVALID_LINK_ID", ["expires_at", "password", "slug"]],
-    ["a long og_description and a bad og_image", { og_description: "x".repeat(241), og_image: "ftp://example.com/a.png" }, "VALIDATION_FAILED", ["og_description", "og_image"]],
+    [
+      "expires_at null with expiration_url and 51 geo entries",
+      { expires_at: null, expiration_url: "https://example.com/x", targeting: { geo: geo(51) } },
+      "EXPIRATION_URL_WITHOUT_EXPIRY",
+      ["expiration_url", "targeting"],
+    ],
+    [
+      "a bad tag with expires_at null and expiration_url",
+      { expiration_url: "https://example.com/x", expires_at: null, tags: ["BAD"] },
+      "INVALID_TAG",
+      ["expiration_url", "tags"],
+    ],
+    [
+      "a bad slug, a past expiry and a short password",
+      { password: "x", expires_at: past, slug: "BAD!" },
+      "INVALID_LINK_ID",
+      ["expires_at", "password", "slug"],
+    ],
+    [
+      "a long og_description and a bad og_image",
+      { og_description: "x".repeat(241), og_image: "ftp://example.com/a.png" },
+      "VALIDATION_FAILED",
+      ["og_description", "og_image"],
+    ],
     ["an unknown member and 51 geo entries", { bogus: true, targeting: { geo: geo(51) } }, "TOO_MANY_RULES", ["bogus", "targeting"]],
     ["no member", {}, "VALIDATION_FAILED", ["body"]],
   ];
@@ -78,7 +144,12 @@ describe("linktrees list every failing field", () => {
   const create: Case[] = [
     ["a bad slug, an empty title and a long bio", { slug: "BAD!", title: "", bio: "x".repeat(301) }, "INVALID_LINK_ID", ["bio", "slug", "title"]],
     ["no slug, a long title and an unknown member", { title: "x".repeat(101), bogus: 1 }, "INVALID_LINK_ID", ["bogus", "slug", "title"]],
-    ["a bad avatar_url and a bio of the wrong type", { slug: unique("ff"), title: "T", avatar_url: "nope", bio: 5 }, "VALIDATION_FAILED", ["avatar_url", "bio"]],
+    [
+      "a bad avatar_url and a bio of the wrong type",
+      { slug: unique("ff"), title: "T", avatar_url: "nope", bio: 5 },
+      "VALIDATION_FAILED",
+      ["avatar_url", "bio"],
+    ],
   ];
   it.each(create)("POST /linktrees: %s", check("POST", "/linktrees"));
 
@@ -92,7 +163,12 @@ describe("linktrees list every failing field", () => {
 
 describe("linktree items list every failing field", () => {
   const create: Case[] = [
-    ["an empty title, a bad url and a position of the wrong type", { title: "", url: "nope", position: "1" }, "VALIDATION_FAILED", ["position", "title", "url"]],
+    [
+      "an empty title, a bad url and a position of the wrong type",
+      { title: "", url: "nope", position: "1" },
+      "VALIDATION_FAILED",
+      ["position", "title", "url"],
+    ],
     ["no title, no url and an unknown member", { bogus: 1 }, "VALIDATION_FAILED", ["bogus", "title", "url"]],
   ];
   it.each(create)("POST /linktrees/{id}/items: %s", check("POST", "/linktrees/{tree}/items"));
@@ -107,10 +183,18 @@ describe("linktree items list every failing field", () => {
 
 describe("POST /reports lists every failing field", () => {
   const cases: Case[] = [
-    ["a bad reason, a long detail and a bad e-mail with a url that is no short link", { url: "https://", reason: "bad", detail: "x".repeat(1001), email: "nope" }, "NOT_A_SHORT_LINK", ["detail", "email", "reason", "url"]],
+    [
+      "a bad reason, a long detail and a bad e-mail with a url that is no short link",
+      { url: "https://", reason: "bad", detail: "x".repeat(1001), email: "nope" },
+      "NOT_A_SHORT_LINK",
+      ["detail", "email", "reason", "url"],
+    ],
     ["a bad reason first, then a url that is no short link", { reason: "bad", url: "not a link" }, "NOT_A_SHORT_LINK", ["reason", "url"]],
     ["a bad reason and an unknown member", { url: "abcd", reason: "bad", bogus: 1 }, "VALIDATION_FAILED", ["bogus", "reason"]],
     ["no url and no reason", {}, "VALIDATION_FAILED", ["reason", "url"]],
   ];
-  it.each(cases)("%s", check("POST", "/reports", () => ({})));
+  it.each(cases)(
+    "%s",
+    check("POST", "/reports", () => ({})),
+  );
 });

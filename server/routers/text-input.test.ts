@@ -50,7 +50,13 @@ describe("a NUL character in a text field", () => {
     ["POST", "/links", { url: `https://example.com/${NUL}` }, "url", "VALIDATION_FAILED"],
     ["POST", "/links", { url: "https://example.com/", slug: `a${NUL}` }, "slug", "INVALID_LINK_ID"],
     ["POST", "/links", { url: "https://example.com/", tags: [`a${NUL}`] }, "tags", "INVALID_TAG"],
-    ["POST", "/links", { url: "https://example.com/", expires_at: future(), expiration_url: `https://example.com/${NUL}` }, "expiration_url", "VALIDATION_FAILED"],
+    [
+      "POST",
+      "/links",
+      { url: "https://example.com/", expires_at: future(), expiration_url: `https://example.com/${NUL}` },
+      "expiration_url",
+      "VALIDATION_FAILED",
+    ],
     ["POST", "/links", { url: "https://example.com/", targeting: { ios: `https://example.com/${NUL}` } }, "targeting", "VALIDATION_FAILED"],
     ["POST", "/links", { url: "https://example.com/", targeting: { android: `https://example.com/${NUL}` } }, "targeting", "VALIDATION_FAILED"],
     ["POST", "/links", { url: "https://example.com/", targeting: { geo: { DE: `https://example.com/${NUL}` } } }, "targeting", "VALIDATION_FAILED"],
@@ -86,17 +92,23 @@ describe("a NUL character in a text field", () => {
     ["POST", "/auth/verify", { email: "a@example.com", code: `12345${NUL}` }, "code", "INVALID_CODE", "none"],
   ];
 
-  it.each(cases.map((c) => [`${c[0]} ${c[1]} ${c[3]}`, ...c] as const))("%s answers 400 naming the field", async (_name, method, path, body, field, code, auth) => {
-    const r = await call(method, path, body, auth);
-    expect(r.status, r.text).toBe(400);
-    expect(r.json.error).toBe(code);
-    expect(Object.keys(r.json.fields)).toContain(field);
-  });
+  it.each(cases.map((c) => [`${c[0]} ${c[1]} ${c[3]}`, ...c] as const))(
+    "%s answers 400 naming the field",
+    async (_name, method, path, body, field, code, auth) => {
+      const r = await call(method, path, body, auth);
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.error).toBe(code);
+      expect(Object.keys(r.json.fields)).toContain(field);
+    },
+  );
 
   // REST leaves %00 in a path as it is (no such id: 404); the typed client sends ids as JSON text.
   // (errors.ts gives every field named `id` the code INVALID_LINK_ID.)
   const refused = async (call: Promise<unknown>, field: string, error = "VALIDATION_FAILED") => {
-    const err = await call.then(() => null, (e: unknown) => e);
+    const err = await call.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(toPublicError(err)).toMatchObject({ status: 400, body: { error, fields: { [field]: expect.any(Array) } } });
   };
   it("in the dashboard's search or a record id sent to the typed client answers 400 naming the field", async () => {

@@ -35,6 +35,8 @@ it("gives typed-client callers the same error code and fields as REST callers", 
 });
 
 it("answers UNAUTHORIZED to the typed client without a credential", async () => {
-  const err = await clientFor().link.list.query({}).catch((e: unknown) => e);
+  const err = await clientFor()
+    .link.list.query({})
+    .catch((e: unknown) => e);
   expect((err as TRPCClientError<AppRouter>).data?.error).toBe("UNAUTHORIZED");
 });

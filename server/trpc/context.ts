@@ -29,12 +29,16 @@ export function createContextInner(app: AppServices, req?: Partial<RequestInfo>,
 /** Adapter for Express / node:http (REST via trpc-openapi and the /trpc endpoint). */
 export function createHttpContext(app: AppServices) {
   return ({ req, res }: { req: Request; res: Response }) =>
-    createContextInner(app, { method: req.method, headers: req.headers, ip: req.ip ?? req.socket.remoteAddress ?? "" }, {
-      setHeader: (n, v) => {
-        if (!res.headersSent) res.setHeader(n, v);
+    createContextInner(
+      app,
+      { method: req.method, headers: req.headers, ip: req.ip ?? req.socket.remoteAddress ?? "" },
+      {
+        setHeader: (n, v) => {
+          if (!res.headersSent) res.setHeader(n, v);
+        },
+        appendHeader: (n, v) => {
+          if (!res.headersSent) res.appendHeader(n, v);
+        },
       },
-      appendHeader: (n, v) => {
-        if (!res.headersSent) res.appendHeader(n, v);
-      },
-    });
+    );
 }

@@ -14,7 +14,7 @@ export type Meta = OpenApiMeta & {
   internal?: boolean;
   /** Error statuses the operation can answer beyond those derived from its shape (see openapi.ts). */
   errors?: number[];
-}; 
+};
 
 const t = initTRPC
   .context<Context>()
@@ -23,7 +23,11 @@ const t = initTRPC
     // The typed client (`/trpc`) sees the same public code and fields as REST callers.
     errorFormatter({ shape, error }) {
       const pub = toPublicError(error);
-      return { ...shape, message: pub.body.error, data: { ...shape.data, stack: undefined, status: pub.status, error: pub.body.error, fields: pub.body.fields } };
+      return {
+        ...shape,
+        message: pub.body.error,
+        data: { ...shape.data, stack: undefined, status: pub.status, error: pub.body.error, fields: pub.body.fields },
+      };
     },
   });
 

@@ -54,11 +54,14 @@ describe("GET /account (public API)", () => {
     expect(r.json.user.email).toBe(email);
   });
 
-  it.each([[{}], [{ authorization: "tok_notbearer" }], [{ authorization: "Bearer tok_" + "x".repeat(32) }], [{ cookie: "app_session=nonsense" }]])("answers 401 UNAUTHORIZED to %j", async (headers) => {
-    const r = await http(`${t.api}/account`, { headers });
-    expect(r.status).toBe(401);
-    expect(r.json).toEqual({ error: "UNAUTHORIZED" });
-  });
+  it.each([[{}], [{ authorization: "tok_notbearer" }], [{ authorization: "Bearer tok_" + "x".repeat(32) }], [{ cookie: "app_session=nonsense" }]])(
+    "answers 401 UNAUTHORIZED to %j",
+    async (headers) => {
+      const r = await http(`${t.api}/account`, { headers });
+      expect(r.status).toBe(401);
+      expect(r.json).toEqual({ error: "UNAUTHORIZED" });
+    },
+  );
 
   it("is in /openapi.json with tag account, while the administration paths are not", async () => {
     const doc = (await http(`${t.api}/openapi.json`)).json;
@@ -100,7 +103,12 @@ describe("account administration needs a real sign-in", () => {
 
   it("sends no Access-Control-Allow-Origin on answers to cookie-carrying requests", async () => {
     const s = await newSession();
-    for (const [method, path] of [["GET", "/account"], ["GET", "/account/tokens"], ["GET", "/account/sessions"], ["OPTIONS", "/account"]]) {
+    for (const [method, path] of [
+      ["GET", "/account"],
+      ["GET", "/account/tokens"],
+      ["GET", "/account/sessions"],
+      ["OPTIONS", "/account"],
+    ]) {
       const r = await http(`${t.api}${path}`, { method, headers: { ...s.headers, origin: "https://evil.example" } });
       expect(r.headers.get("access-control-allow-origin")).toBeNull();
       expect(r.headers.get("access-control-allow-credentials")).toBeNull();
@@ -126,7 +134,12 @@ describe("PATCH /account", () => {
     expect((await http(`${t.api}/account`, { method: "PATCH", json: { name: null }, headers: s.headers })).json.user.name).toBeNull();
   });
 
-  it.each([[{ name: "x".repeat(101) }, "name"], [{}, "name"], [{ name: 5 }, "name"], [{ name: "x", email: "a@b.c" }, "email"]])("answers 400 VALIDATION_FAILED to %j", async (json, field) => {
+  it.each([
+    [{ name: "x".repeat(101) }, "name"],
+    [{}, "name"],
+    [{ name: 5 }, "name"],
+    [{ name: "x", email: "a@b.c" }, "email"],
+  ])("answers 400 VALIDATION_FAILED to %j", async (json, field) => {
     const s = await newSession();
     const r = await http(`${t.api}/account`, { method: "PATCH", json, headers: s.headers });
     expect(r.status).toBe(400);
@@ -217,14 +230,20 @@ describe("DELETE /account", () => {
     const tok = await http(`${t.api}/account/tokens`, { method: "POST", json: { name: "ci" }, headers: s.headers });
     expect(tok.status).toBe(201);
     const slug = `del-${newId()}`;
-    const link = await http(`${t.api}/links`, { method: "POST", json: { url: "https://example.com/", slug }, headers: { authorization: `Bearer ${tok.json.token}` } });
+    const link = await http(`${t.api}/links`, {
+      method: "POST",
+      json: { url: "https://example.com/", slug },
+      headers: { authorization: `Bearer ${tok.json.token}` },
+    });
     expect(link.status).toBe(201);
     const page = await insertLink(t.app.db, { workspaceId: workspace.id, url: "https://example.com/page", kind: "linktree", slug: `tree-${newId()}` });
     const item = await insertLink(t.app.db, { workspaceId: workspace.id, url: "https://example.com/item", kind: "linktree_item" });
     const treeId = newId();
     await t.app.db.insert(linktrees).values({ id: treeId, workspaceId: workspace.id, linkId: page.id, title: "T", createdAt: 1, updatedAt: 1 });
     await t.app.db.insert(linktreeItems).values({ id: newId(), linktreeId: treeId, linkId: item.id, title: "I", position: 0, createdAt: 1, updatedAt: 1 });
-    await t.app.db.insert(clicks).values({ linkId: link.json.id, ts: `${Date.now()}#abc`, workspaceId: workspace.id, timestamp: Date.now(), device: "desktop", rule: "url" });
+    await t.app.db
+      .insert(clicks)
+      .values({ linkId: link.json.id, ts: `${Date.now()}#abc`, workspaceId: workspace.id, timestamp: Date.now(), device: "desktop", rule: "url" });
     await http(`${t.api}/account/email`, { method: "POST", json: { email: uniqueEmail("pending") }, headers: s.headers });
     const second = await newSession(email); // another session of the same user
 
@@ -242,7 +261,12 @@ describe("DELETE /account", () => {
     expect(await db.select().from(emailCodes).where(eq(emailCodes.email, email))).toHaveLength(0);
     expect(await db.select().from(links).where(eq(links.workspaceId, workspace.id))).toHaveLength(0);
     expect(await db.select().from(linktrees).where(eq(linktrees.id, treeId))).toHaveLength(0);
-    expect(await db.select().from(links).where(inArray(links.id, [page.id, item.id]))).toHaveLength(0);
+    expect(
+      await db
+        .select()
+        .from(links)
+        .where(inArray(links.id, [page.id, item.id])),
+    ).toHaveLength(0);
     expect(await db.select().from(clicks).where(eq(clicks.linkId, link.json.id))).toHaveLength(1);
 
     // Credentials stop working; the slug is free for anyone.

@@ -13,7 +13,14 @@ export const accountRouter = router({
   /** Public API (service.md): a token or a session. */
   get: authedProcedure
     .meta({
-      openapi: { method: "GET", path: "/account", tags: [TAG], summary: "Get the signed-in account", description: "The user and workspace the credential belongs to.", protect: true },
+      openapi: {
+        method: "GET",
+        path: "/account",
+        tags: [TAG],
+        summary: "Get the signed-in account",
+        description: "The user and workspace the credential belongs to.",
+        protect: true,
+      },
     })
     .input(z.object({}).optional())
     .output(accountOutput)
@@ -26,7 +33,10 @@ export const accountRouter = router({
     .mutation(({ ctx, input }) => updateAccount(ctx.app.db, ctx.actor.userId, input.name)),
 
   changeEmail: sessionOnlyProcedure
-    .meta({ ...internal("POST", "/account/email", "Change the e-mail address", "Mails a 6-digit code to the new address; account.verifyEmail applies it."), successStatus: 202 })
+    .meta({
+      ...internal("POST", "/account/email", "Change the e-mail address", "Mails a 6-digit code to the new address; account.verifyEmail applies it."),
+      successStatus: 202,
+    })
     .input(changeEmailInput)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
@@ -40,7 +50,10 @@ export const accountRouter = router({
     .mutation(({ ctx, input }) => verifyEmailChange(ctx.app, ctx.actor.userId, input.code)),
 
   delete: sessionOnlyProcedure
-    .meta({ ...internal("DELETE", "/account", "Delete the account", "Removes the user, its workspace, tokens, sessions and links (slugs freed); click events stay."), successStatus: 204 })
+    .meta({
+      ...internal("DELETE", "/account", "Delete the account", "Removes the user, its workspace, tokens, sessions and links (slugs freed); click events stay."),
+      successStatus: 204,
+    })
     .input(z.object({}).optional())
     .output(z.void())
     .mutation(async ({ ctx }) => {

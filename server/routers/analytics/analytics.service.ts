@@ -172,7 +172,11 @@ export async function workspaceAnalytics(
   const own = and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"));
   let ids: LinkIds;
   if (linkId !== undefined) {
-    const [one] = await app.db.select({ id: links.id }).from(links).where(and(own, eq(links.id, linkId))).limit(1);
+    const [one] = await app.db
+      .select({ id: links.id })
+      .from(links)
+      .where(and(own, eq(links.id, linkId)))
+      .limit(1);
     if (!one) throw notFound();
     ids = [one.id];
   } else {

@@ -180,13 +180,33 @@ describe("GET /analytics", () => {
     const b = await newLink(carol.auth);
     const item = await insertLink(t.app.db, { workspaceId: carol.workspaceId, url: "https://item.example/", kind: "linktree_item" });
     const tree = await insertLink(t.app.db, { workspaceId: carol.workspaceId, url: "https://tree.example/", kind: "linktree" });
-    await store([click(a.id, carol.workspaceId, T0), click(b.id, carol.workspaceId, T0 + 1), click(item.id, carol.workspaceId, T0 + 2), click(tree.id, carol.workspaceId, T0 + 3)]);
+    await store([
+      click(a.id, carol.workspaceId, T0),
+      click(b.id, carol.workspaceId, T0 + 1),
+      click(item.id, carol.workspaceId, T0 + 2),
+      click(tree.id, carol.workspaceId, T0 + 3),
+    ]);
     await http(`${t.api}/links/${b.id}`, { method: "DELETE", headers: carol.auth });
     const r = await get(`/analytics`, carol.auth);
     expect(r.status).toBe(200);
     expect(r.json.count).toBe(2);
     expect(r.json.clicks.map((c: { link_id: string }) => c.link_id)).toEqual([b.id, a.id]);
-    expect(Object.keys(r.json.clicks[0]).sort()).toEqual(["browser", "country", "device", "lat", "link_id", "lng", "platform", "referer", "region", "region_name", "rule", "timestamp", "timezone", "ts"]);
+    expect(Object.keys(r.json.clicks[0]).sort()).toEqual([
+      "browser",
+      "country",
+      "device",
+      "lat",
+      "link_id",
+      "lng",
+      "platform",
+      "referer",
+      "region",
+      "region_name",
+      "rule",
+      "timestamp",
+      "timezone",
+      "ts",
+    ]);
     // Another workspace sees none of it.
     expect((await get(`/analytics`, bob.auth)).json.clicks.map((c: { link_id: string }) => c.link_id)).not.toContain(a.id);
   });
@@ -238,7 +258,12 @@ describe("countClicks (shared with linktree analytics)", () => {
     const b = await newLink();
     await store([click(a.id, alice.workspaceId, T0)]);
     const m = await countClicks(t.app.db, [a.id, b.id]);
-    expect([...m.entries()].sort()).toEqual([[a.id, 1], [b.id, 0]].sort());
+    expect([...m.entries()].sort()).toEqual(
+      [
+        [a.id, 1],
+        [b.id, 0],
+      ].sort(),
+    );
     expect((await countClicks(t.app.db, [])).size).toBe(0);
   });
 });

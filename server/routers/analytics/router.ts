@@ -3,12 +3,20 @@ import { linkAnalyticsInput, linkAnalyticsOutput, workspaceAnalyticsInput, works
 import { linkAnalytics, workspaceAnalytics } from "./analytics.service";
 
 const TAG = "analytics";
-const RANGE_DOC = "`from` and `to` are optional ms-epoch timestamps, both inclusive. Clicks are newest first, at most 500 per link; `count` is exact and not capped.";
+const RANGE_DOC =
+  "`from` and `to` are optional ms-epoch timestamps, both inclusive. Clicks are newest first, at most 500 per link; `count` is exact and not capped.";
 
 export const analyticsRouter = router({
   link: authedProcedure
     .meta({
-      openapi: { method: "GET", path: "/links/{id}/analytics", tags: [TAG], summary: "Clicks of a link", description: `Click events of one link of the caller's workspace, deleted links included. ${RANGE_DOC}`, protect: true },
+      openapi: {
+        method: "GET",
+        path: "/links/{id}/analytics",
+        tags: [TAG],
+        summary: "Clicks of a link",
+        description: `Click events of one link of the caller's workspace, deleted links included. ${RANGE_DOC}`,
+        protect: true,
+      },
     })
     .input(linkAnalyticsInput)
     .output(linkAnalyticsOutput)

@@ -123,9 +123,15 @@ describe("sign-in by e-mail code", () => {
     const email = uniqueEmail();
     await start(email);
     const code = latestCode(t, email);
-    const [row] = await t.app.db.select({ expiresAt: emailCodes.expiresAt, createdAt: emailCodes.createdAt }).from(emailCodes).where(eq(emailCodes.email, email));
+    const [row] = await t.app.db
+      .select({ expiresAt: emailCodes.expiresAt, createdAt: emailCodes.createdAt })
+      .from(emailCodes)
+      .where(eq(emailCodes.email, email));
     expect(row.expiresAt - row.createdAt).toBe(10 * 60 * 1000);
-    await t.app.db.update(emailCodes).set({ expiresAt: Date.now() - 1 }).where(eq(emailCodes.email, email));
+    await t.app.db
+      .update(emailCodes)
+      .set({ expiresAt: Date.now() - 1 })
+      .where(eq(emailCodes.email, email));
     expect((await verify(email, code)).json.error).toBe("INVALID_CODE");
   });
 

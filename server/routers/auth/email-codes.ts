@@ -63,7 +63,10 @@ export async function consumeEmailCode(
   const ids = live.map((r) => r.id);
   const match = /^\d{6}$/.test(code) ? live.find((row) => safeEqualHex(row.codeHash, hashCode(secret, row.id, code))) : undefined;
   if (!match) {
-    await tx.update(emailCodes).set({ attempts: sql`${emailCodes.attempts} + 1` }).where(inArray(emailCodes.id, ids));
+    await tx
+      .update(emailCodes)
+      .set({ attempts: sql`${emailCodes.attempts} + 1` })
+      .where(inArray(emailCodes.id, ids));
     return null;
   }
   await tx.update(emailCodes).set({ usedAt: now }).where(inArray(emailCodes.id, ids));

@@ -17,7 +17,14 @@ const sameSiteProcedure = publicProcedure.use(({ ctx, next }) => {
 export const authRouter = router({
   start: sameSiteProcedure
     .meta({
-      openapi: { method: "POST", path: "/auth/start", tags: [TAG], summary: "Start a sign-in", description: "Mails a 6-digit code, valid 10 minutes. Always 204 (no account oracle).", protect: false },
+      openapi: {
+        method: "POST",
+        path: "/auth/start",
+        tags: [TAG],
+        summary: "Start a sign-in",
+        description: "Mails a 6-digit code, valid 10 minutes. Always 204 (no account oracle).",
+        protect: false,
+      },
       internal: true,
       successStatus: 204,
     })
@@ -29,7 +36,14 @@ export const authRouter = router({
 
   verify: sameSiteProcedure
     .meta({
-      openapi: { method: "POST", path: "/auth/verify", tags: [TAG], summary: "Finish a sign-in", description: "Checks the code; sets the app_session cookie. The first sign-in creates the account and its workspace.", protect: false },
+      openapi: {
+        method: "POST",
+        path: "/auth/verify",
+        tags: [TAG],
+        summary: "Finish a sign-in",
+        description: "Checks the code; sets the app_session cookie. The first sign-in creates the account and its workspace.",
+        protect: false,
+      },
       internal: true,
     })
     .input(verifyInput)
@@ -38,7 +52,14 @@ export const authRouter = router({
 
   logout: sessionOnlyProcedure
     .meta({
-      openapi: { method: "POST", path: "/auth/logout", tags: [TAG], summary: "Sign out", description: "Ends the current session and clears the cookie.", protect: true },
+      openapi: {
+        method: "POST",
+        path: "/auth/logout",
+        tags: [TAG],
+        summary: "Sign out",
+        description: "Ends the current session and clears the cookie.",
+        protect: true,
+      },
       internal: true,
       successStatus: 204,
     })

@@ -14,7 +14,11 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const as = (u: TestUser) => t.caller(u.auth);
-const codeOf = (p: Promise<unknown>) => p.then(() => "ok", (e) => toPublicError(e).body.error);
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => "ok",
+    (e) => toPublicError(e).body.error,
+  );
 const uniq = () => Math.random().toString(36).slice(2, 8);
 
 describe("link.search (dashboard)", () => {

@@ -15,7 +15,9 @@ export const searchInput = z
     q: text().max(200).optional(),
     tag: text().regex(TAG_RE, "must be 1-24 characters of 0-9, a-z and -").optional(),
     /** Opaque: `<created_at>_<id>` of the last link of the previous page. */
-    cursor: text().regex(/^\d{1,16}_[0-9a-z]{8}$/, "invalid cursor").optional(),
+    cursor: text()
+      .regex(/^\d{1,16}_[0-9a-z]{8}$/, "invalid cursor")
+      .optional(),
     limit: z.number().int().min(1).max(100).default(25),
   })
   .strict();
@@ -47,7 +49,10 @@ export async function searchLinks(app: AppServices, actor: Actor, input: z.outpu
     .limit(input.limit + 1);
   const page = rows.slice(0, input.limit);
   const last = page[page.length - 1];
-  const tagRows = await app.db.selectDistinct({ tag: sql<string>`unnest(${links.tags})` }).from(links).where(own);
+  const tagRows = await app.db
+    .selectDistinct({ tag: sql<string>`unnest(${links.tags})` })
+    .from(links)
+    .where(own);
   return {
     links: page.map((r) => toLinkDto(r, app.config)),
     next_cursor: rows.length > input.limit && last ? `${last.createdAt}_${last.id}` : null,

@@ -11,7 +11,14 @@ export const linkRouter = router({
 
   create: optionalAuthProcedure
     .meta({
-      openapi: { method: "POST", path: "/links", tags: [TAG], summary: "Create a short link", description: "Creates a short link. Without authentication the link belongs to the `public` workspace (30 an hour per address).", protect: false },
+      openapi: {
+        method: "POST",
+        path: "/links",
+        tags: [TAG],
+        summary: "Create a short link",
+        description: "Creates a short link. Without authentication the link belongs to the `public` workspace (30 an hour per address).",
+        protect: false,
+      },
       successStatus: 201,
       errors: [401, 409, 429],
     })
@@ -20,20 +27,46 @@ export const linkRouter = router({
     .mutation(({ ctx, input }) => createLink(ctx, ctx.actor, input)),
 
   list: authedProcedure
-    .meta({ openapi: { method: "GET", path: "/links", tags: [TAG], summary: "List links", description: "Links of the caller's workspace, newest first. Deleted and linktree-owned links are excluded.", protect: true } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/links",
+        tags: [TAG],
+        summary: "List links",
+        description: "Links of the caller's workspace, newest first. Deleted and linktree-owned links are excluded.",
+        protect: true,
+      },
+    })
     .input(z.object({}))
     .output(z.object({ links: z.array(linkOutput) }))
     .query(async ({ ctx }) => ({ links: await listLinks(ctx.app, ctx.actor) })),
 
   get: authedProcedure
-    .meta({ openapi: { method: "GET", path: "/links/{id}", tags: [TAG], summary: "Get a link", description: "One link of the caller's workspace, deleted ones included.", protect: true } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/links/{id}",
+        tags: [TAG],
+        summary: "Get a link",
+        description: "One link of the caller's workspace, deleted ones included.",
+        protect: true,
+      },
+    })
     .input(linkIdInput)
     .output(linkOutput)
     .query(({ ctx, input }) => getLink(ctx.app, ctx.actor, input.id)),
 
   update: authedProcedure
     .meta({
-      openapi: { method: "PATCH", path: "/links/{id}", tags: [TAG], summary: "Update a link", description: "Omitted members keep their value; null (or [] for tags) clears; a value sets. Linktree-owned links answer 409 LINKTREE_LINK_NOT_EDITABLE.", protect: true },
+      openapi: {
+        method: "PATCH",
+        path: "/links/{id}",
+        tags: [TAG],
+        summary: "Update a link",
+        description:
+          "Omitted members keep their value; null (or [] for tags) clears; a value sets. Linktree-owned links answer 409 LINKTREE_LINK_NOT_EDITABLE.",
+        protect: true,
+      },
       errors: [409],
     })
     .input(updateLinkInput)
@@ -42,7 +75,14 @@ export const linkRouter = router({
 
   delete: authedProcedure
     .meta({
-      openapi: { method: "DELETE", path: "/links/{id}", tags: [TAG], summary: "Delete a link", description: "Soft delete: frees the slug, keeps the record and its click events. Answers 204 again when already deleted.", protect: true },
+      openapi: {
+        method: "DELETE",
+        path: "/links/{id}",
+        tags: [TAG],
+        summary: "Delete a link",
+        description: "Soft delete: frees the slug, keeps the record and its click events. Answers 204 again when already deleted.",
+        protect: true,
+      },
       successStatus: 204,
       errors: [409],
     })

@@ -35,7 +35,18 @@ const treeColumns = {
   createdAt: linktrees.createdAt,
   updatedAt: linktrees.updatedAt,
 };
-type TreeRow = { id: string; workspaceId: string; linkId: string; slug: string; title: string; bio: string | null; avatarUrl: string | null; published: boolean; createdAt: number; updatedAt: number };
+type TreeRow = {
+  id: string;
+  workspaceId: string;
+  linkId: string;
+  slug: string;
+  title: string;
+  bio: string | null;
+  avatarUrl: string | null;
+  published: boolean;
+  createdAt: number;
+  updatedAt: number;
+};
 
 const itemColumns = {
   id: linktreeItems.id,
@@ -48,7 +59,17 @@ const itemColumns = {
   createdAt: linktreeItems.createdAt,
   updatedAt: linktreeItems.updatedAt,
 };
-type ItemRow = { id: string; linkId: string; slug: string; url: string; title: string; position: number; active: boolean; createdAt: number; updatedAt: number };
+type ItemRow = {
+  id: string;
+  linkId: string;
+  slug: string;
+  url: string;
+  title: string;
+  position: number;
+  active: boolean;
+  createdAt: number;
+  updatedAt: number;
+};
 
 const toTreeDto = (r: TreeRow): LinktreeDto => ({
   id: r.id,
@@ -141,7 +162,11 @@ export async function listLinktrees(app: AppServices, actor: Actor): Promise<Lin
 export async function createLinktree(app: AppServices, actor: Actor, input: CreateLinktreeInput): Promise<LinktreeDto> {
   checkNoLoops(app.config, input);
   const row = await app.db.transaction(async (tx) => {
-    const link = await insertLink(tx, { workspaceId: actor.workspaceId, kind: "linktree", slug: input.slug, url: pageUrl(app, input.slug) }, "SLUG_ALREADY_IN_USE");
+    const link = await insertLink(
+      tx,
+      { workspaceId: actor.workspaceId, kind: "linktree", slug: input.slug, url: pageUrl(app, input.slug) },
+      "SLUG_ALREADY_IN_USE",
+    );
     const now = link.createdAt;
     const values = {
       id: newId(),
@@ -177,7 +202,12 @@ export async function updateLinktree(app: AppServices, actor: Actor, input: Upda
     if (patch.slug !== undefined && patch.slug !== current.slug) {
       // Moves the reservation: the unique slug index decides.
       const next = patch.slug;
-      await withSlug(tx, next, "SLUG_ALREADY_IN_USE", (sp) => sp.update(links).set({ slug: next, url: pageUrl(app, next), updatedAt }).where(eq(links.id, current.linkId)));
+      await withSlug(tx, next, "SLUG_ALREADY_IN_USE", (sp) =>
+        sp
+          .update(links)
+          .set({ slug: next, url: pageUrl(app, next), updatedAt })
+          .where(eq(links.id, current.linkId)),
+      );
       slug = next;
     }
     const set: Partial<typeof linktrees.$inferInsert> = { updatedAt };

@@ -18,7 +18,8 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const uniqueSlug = (p = "tree") => `${p}-${Date.now().toString(36)}-${seq++}`;
-const req = (method: string, path: string, json?: unknown, auth: Record<string, string> = alice.auth) => http(`${t.api}${path}`, { method, json, headers: auth });
+const req = (method: string, path: string, json?: unknown, auth: Record<string, string> = alice.auth) =>
+  http(`${t.api}${path}`, { method, json, headers: auth });
 const newTree = async (json: Record<string, unknown> = {}, auth = alice.auth) => {
   const r = await req("POST", "/linktrees", { slug: uniqueSlug(), title: "My links", ...json }, auth);
   expect(r.status).toBe(201);
@@ -36,7 +37,10 @@ const detail = async (treeId: string) => {
 };
 /** Test cases named by their body, long repeated values shortened to "x×101"; the body moves last. */
 const named = <T extends unknown[]>(cases: [Record<string, unknown>, ...T][]) =>
-  cases.map(([body, ...rest]) => [JSON.stringify(body).replace(/(.)\1{19,}/g, (m: string, c: string) => `${c}×${m.length}`), ...rest, body] as [string, ...T, Record<string, unknown>]);
+  cases.map(
+    ([body, ...rest]) =>
+      [JSON.stringify(body).replace(/(.)\1{19,}/g, (m: string, c: string) => `${c}×${m.length}`), ...rest, body] as [string, ...T, Record<string, unknown>],
+  );
 const slugOf = (shortUrl: string) => new URL(shortUrl).pathname.slice(1);
 const liveLinkBySlug = async (slug: string) => (await t.app.db.select().from(links).where(eq(links.slug, slug)))[0];
 /** A stored click with its hourly rollup, as the click recorder writes them. */
@@ -79,18 +83,20 @@ describe("POST /linktrees", () => {
     expect(list.json.links.map((l: { slug: string }) => l.slug)).not.toContain(tree.slug);
   });
 
-  it.each(named([
-    [{ slug: "Bad Slug" }, "INVALID_LINK_ID", "slug"],
-    [{ slug: "x".repeat(51) }, "INVALID_LINK_ID", "slug"],
-    [{ slug: "" }, "INVALID_LINK_ID", "slug"],
-    [{ title: "x".repeat(101) }, "VALIDATION_FAILED", "title"],
-    [{ title: 5 }, "VALIDATION_FAILED", "title"],
-    [{ bio: "x".repeat(301) }, "VALIDATION_FAILED", "bio"],
-    [{ avatar_url: "ftp://example.com/a.png" }, "VALIDATION_FAILED", "avatar_url"],
-    [{ avatar_url: "not a url" }, "VALIDATION_FAILED", "avatar_url"],
-    [{ published: true }, "VALIDATION_FAILED", "published"],
-    [{ color: "red" }, "VALIDATION_FAILED", "color"],
-  ] as [Record<string, unknown>, string, string][]))("rejects %s with 400 %s naming the field", async (_name, code, field, extra) => {
+  it.each(
+    named([
+      [{ slug: "Bad Slug" }, "INVALID_LINK_ID", "slug"],
+      [{ slug: "x".repeat(51) }, "INVALID_LINK_ID", "slug"],
+      [{ slug: "" }, "INVALID_LINK_ID", "slug"],
+      [{ title: "x".repeat(101) }, "VALIDATION_FAILED", "title"],
+      [{ title: 5 }, "VALIDATION_FAILED", "title"],
+      [{ bio: "x".repeat(301) }, "VALIDATION_FAILED", "bio"],
+      [{ avatar_url: "ftp://example.com/a.png" }, "VALIDATION_FAILED", "avatar_url"],
+      [{ avatar_url: "not a url" }, "VALIDATION_FAILED", "avatar_url"],
+      [{ published: true }, "VALIDATION_FAILED", "published"],
+      [{ color: "red" }, "VALIDATION_FAILED", "color"],
+    ] as [Record<string, unknown>, string, string][]),
+  )("rejects %s with 400 %s naming the field", async (_name, code, field, extra) => {
     const r = await req("POST", "/linktrees", { slug: uniqueSlug(), title: "T", ...extra });
     expect(r.status).toBe(400);
     expect(r.json.error).toBe(code);
@@ -244,17 +250,19 @@ describe("PATCH /linktrees/{id}", () => {
     expect(r.status).toBe(200);
   });
 
-  it.each(named([
-    [{}, "VALIDATION_FAILED", "body"],
-    [{ slug: "UPPER" }, "INVALID_LINK_ID", "slug"],
-    [{ title: "x".repeat(101) }, "VALIDATION_FAILED", "title"],
-    [{ title: null }, "VALIDATION_FAILED", "title"],
-    [{ bio: "x".repeat(301) }, "VALIDATION_FAILED", "bio"],
-    [{ avatar_url: "javascript:alert(1)" }, "VALIDATION_FAILED", "avatar_url"],
-    [{ published: "true" }, "VALIDATION_FAILED", "published"],
-    [{ published: 1 }, "VALIDATION_FAILED", "published"],
-    [{ items: [] }, "VALIDATION_FAILED", "items"],
-  ] as [Record<string, unknown>, string, string][]))("rejects %s with 400 %s naming the field", async (_name, code, field, body) => {
+  it.each(
+    named([
+      [{}, "VALIDATION_FAILED", "body"],
+      [{ slug: "UPPER" }, "INVALID_LINK_ID", "slug"],
+      [{ title: "x".repeat(101) }, "VALIDATION_FAILED", "title"],
+      [{ title: null }, "VALIDATION_FAILED", "title"],
+      [{ bio: "x".repeat(301) }, "VALIDATION_FAILED", "bio"],
+      [{ avatar_url: "javascript:alert(1)" }, "VALIDATION_FAILED", "avatar_url"],
+      [{ published: "true" }, "VALIDATION_FAILED", "published"],
+      [{ published: 1 }, "VALIDATION_FAILED", "published"],
+      [{ items: [] }, "VALIDATION_FAILED", "items"],
+    ] as [Record<string, unknown>, string, string][]),
+  )("rejects %s with 400 %s naming the field", async (_name, code, field, body) => {
     const tree = await newTree();
     const r = await req("PATCH", `/linktrees/${tree.id}`, body);
     expect(r.status).toBe(400);
@@ -274,7 +282,12 @@ describe("DELETE /linktrees/{id}", () => {
     expect(r.status).toBe(204);
     expect(r.text).toBe("");
     expect((await req("GET", `/linktrees/${tree.id}`)).status).toBe(404);
-    expect(await t.app.db.select().from(links).where(inArray(links.id, [pageLink.id, itemLink.id]))).toEqual([]);
+    expect(
+      await t.app.db
+        .select()
+        .from(links)
+        .where(inArray(links.id, [pageLink.id, itemLink.id])),
+    ).toEqual([]);
     expect(await t.app.db.select().from(linktreeItems).where(eq(linktreeItems.linktreeId, tree.id))).toEqual([]);
     expect(await t.app.db.select().from(clicks).where(eq(clicks.linkId, itemLink.id))).toHaveLength(1);
     // Both slugs are free.
@@ -349,23 +362,27 @@ describe("POST /linktrees/{id}/items", () => {
     const tree = await newTree();
     const n = 12;
     const results = await Promise.all(
-      Array.from({ length: n }, (_, i) => req("POST", `/linktrees/${tree.id}/items`, { title: `i${i}`, url: "https://example.com/", position: i % 3 === 0 ? 0 : undefined })),
+      Array.from({ length: n }, (_, i) =>
+        req("POST", `/linktrees/${tree.id}/items`, { title: `i${i}`, url: "https://example.com/", position: i % 3 === 0 ? 0 : undefined }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(n).fill(201));
     const d = await detail(tree.id);
     expect(d.items.map((i: { position: number }) => i.position)).toEqual([...Array(n).keys()]);
   });
 
-  it.each(named([
-    [{ title: "" }, "title"],
-    [{ title: "x".repeat(101) }, "title"],
-    [{ url: "mailto:a@b.c" }, "url"],
-    [{ url: `https://example.com/${"x".repeat(4100)}` }, "url"],
-    [{ position: 1.5 }, "position"],
-    [{ position: "1" }, "position"],
-    [{ active: false }, "active"],
-    [{ extra: 1 }, "extra"],
-  ] as [Record<string, unknown>, string][]))("rejects %s with 400 naming the field and stores nothing", async (_name, field, extra) => {
+  it.each(
+    named([
+      [{ title: "" }, "title"],
+      [{ title: "x".repeat(101) }, "title"],
+      [{ url: "mailto:a@b.c" }, "url"],
+      [{ url: `https://example.com/${"x".repeat(4100)}` }, "url"],
+      [{ position: 1.5 }, "position"],
+      [{ position: "1" }, "position"],
+      [{ active: false }, "active"],
+      [{ extra: 1 }, "extra"],
+    ] as [Record<string, unknown>, string][]),
+  )("rejects %s with 400 naming the field and stores nothing", async (_name, field, extra) => {
     const tree = await newTree();
     const before = (await t.app.db.select({ id: links.id }).from(links)).length;
     const r = await req("POST", `/linktrees/${tree.id}/items`, { title: "T", url: "https://example.com/", ...extra });
@@ -442,11 +459,26 @@ describe("PATCH /linktrees/{id}/items/{itemId}", () => {
     const [a, b, c, d] = [await newItem(tree.id), await newItem(tree.id), await newItem(tree.id), await newItem(tree.id)];
     const order = async () => (await detail(tree.id)).items.map((i: { id: string; position: number }) => [i.id, i.position]);
     expect((await req("PATCH", `/linktrees/${tree.id}/items/${a.id}`, { position: 2 })).json.position).toBe(2);
-    expect(await order()).toEqual([[b.id, 0], [c.id, 1], [a.id, 2], [d.id, 3]]);
+    expect(await order()).toEqual([
+      [b.id, 0],
+      [c.id, 1],
+      [a.id, 2],
+      [d.id, 3],
+    ]);
     await req("PATCH", `/linktrees/${tree.id}/items/${d.id}`, { position: 0 });
-    expect(await order()).toEqual([[d.id, 0], [b.id, 1], [c.id, 2], [a.id, 3]]);
+    expect(await order()).toEqual([
+      [d.id, 0],
+      [b.id, 1],
+      [c.id, 2],
+      [a.id, 3],
+    ]);
     expect((await req("PATCH", `/linktrees/${tree.id}/items/${b.id}`, { position: 50 })).json.position).toBe(3);
-    expect(await order()).toEqual([[d.id, 0], [c.id, 1], [a.id, 2], [b.id, 3]]);
+    expect(await order()).toEqual([
+      [d.id, 0],
+      [c.id, 1],
+      [a.id, 2],
+      [b.id, 3],
+    ]);
   });
 
   it("keeps positions dense under concurrent moves", async () => {
@@ -467,15 +499,17 @@ describe("PATCH /linktrees/{id}/items/{itemId}", () => {
     expect(d.items[0]).toMatchObject({ id: item.id, title: "Keep", position: 0 });
   });
 
-  it.each(named([
-    [{}, "body"],
-    [{ title: "" }, "title"],
-    [{ url: "nope" }, "url"],
-    [{ position: "2" }, "position"],
-    [{ active: "false" }, "active"],
-    [{ active: 0 }, "active"],
-    [{ slug: "abcd" }, "slug"],
-  ] as [Record<string, unknown>, string][]))("rejects %s with 400 naming the field", async (_name, field, body) => {
+  it.each(
+    named([
+      [{}, "body"],
+      [{ title: "" }, "title"],
+      [{ url: "nope" }, "url"],
+      [{ position: "2" }, "position"],
+      [{ active: "false" }, "active"],
+      [{ active: 0 }, "active"],
+      [{ slug: "abcd" }, "slug"],
+    ] as [Record<string, unknown>, string][]),
+  )("rejects %s with 400 naming the field", async (_name, field, body) => {
     const tree = await newTree();
     const item = await newItem(tree.id);
     const r = await req("PATCH", `/linktrees/${tree.id}/items/${item.id}`, body);
@@ -647,7 +681,10 @@ describe("dashboard procedures", () => {
     const [a, b] = [await newItem(tree.id), await newItem(tree.id)];
     const caller = t.caller(alice.auth);
     for (const itemIds of [[a.id], [a.id, a.id], [a.id, b.id, "zzz"], [b.id, "zzz"]]) {
-      await expect(caller.linktree.reorderItems({ id: tree.id, itemIds })).rejects.toMatchObject({ publicCode: "VALIDATION_FAILED", fields: { itemIds: expect.any(Array) } });
+      await expect(caller.linktree.reorderItems({ id: tree.id, itemIds })).rejects.toMatchObject({
+        publicCode: "VALIDATION_FAILED",
+        fields: { itemIds: expect.any(Array) },
+      });
     }
     expect((await detail(tree.id)).items.map((i: { id: string }) => i.id)).toEqual([a.id, b.id]);
   });
@@ -692,4 +729,3 @@ describe("OpenAPI document", () => {
     for (const p of paths) for (const op of Object.values(doc.paths[p]) as { tags: string[] }[]) expect(op.tags).toEqual(["linktrees"]);
   });
 });
-

@@ -16,7 +16,8 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const api = (method: string, path: string, json?: unknown) => http(`${t.api}${path}`, { method, json, headers: alice.auth });
-const visit = (slug: string, opts: { ua?: string; method?: string } = {}) => http(`${t.redirect}/${slug}`, { method: opts.method ?? "GET", headers: { "user-agent": opts.ua ?? BROWSER } });
+const visit = (slug: string, opts: { ua?: string; method?: string } = {}) =>
+  http(`${t.redirect}/${slug}`, { method: opts.method ?? "GET", headers: { "user-agent": opts.ua ?? BROWSER } });
 const views = async (id: string) => {
   await t.app.clicks?.flush(); // clicks are written in batches, off the request path
   return (await api("GET", `/linktrees/${id}/analytics`)).json;

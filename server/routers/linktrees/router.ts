@@ -44,7 +44,12 @@ export const linktreeRouter = router({
 
   create: authedProcedure
     .meta({
-      ...api("POST", "/linktrees", "Create a linktree", "Reserves the slug in the namespace shared with links and creates the page's own link record. The new linktree is unpublished. A taken slug answers 409 SLUG_ALREADY_IN_USE."),
+      ...api(
+        "POST",
+        "/linktrees",
+        "Create a linktree",
+        "Reserves the slug in the namespace shared with links and creates the page's own link record. The new linktree is unpublished. A taken slug answers 409 SLUG_ALREADY_IN_USE.",
+      ),
       successStatus: 201,
       errors: [409],
     })
@@ -60,7 +65,12 @@ export const linktreeRouter = router({
 
   update: authedProcedure
     .meta({
-      ...api("PATCH", "/linktrees/{id}", "Update a linktree", "At least one member. Renaming the slug moves the reservation (409 SLUG_ALREADY_IN_USE when taken); `published` switches the public page on and off."),
+      ...api(
+        "PATCH",
+        "/linktrees/{id}",
+        "Update a linktree",
+        "At least one member. Renaming the slug moves the reservation (409 SLUG_ALREADY_IN_USE when taken); `published` switches the public page on and off.",
+      ),
       errors: [409],
     })
     .input(updateLinktreeInput)
@@ -69,7 +79,12 @@ export const linktreeRouter = router({
 
   delete: authedProcedure
     .meta({
-      ...api("DELETE", "/linktrees/{id}", "Delete a linktree", "Removes the linktree, its items and the link records of the page and its items (their slugs are freed). Click events are kept."),
+      ...api(
+        "DELETE",
+        "/linktrees/{id}",
+        "Delete a linktree",
+        "Removes the linktree, its items and the link records of the page and its items (their slugs are freed). Click events are kept.",
+      ),
       successStatus: 204,
     })
     .input(linktreeIdInput)
@@ -80,7 +95,12 @@ export const linktreeRouter = router({
 
   createItem: authedProcedure
     .meta({
-      ...api("POST", "/linktrees/{id}/items", "Add an item", "Creates a short link for the destination and an item pointing at it. `position` inserts there (clamped to the list) and shifts the rest; it defaults to the end."),
+      ...api(
+        "POST",
+        "/linktrees/{id}/items",
+        "Add an item",
+        "Creates a short link for the destination and an item pointing at it. `position` inserts there (clamped to the list) and shifts the rest; it defaults to the end.",
+      ),
       successStatus: 201,
     })
     .input(createItemInput)
@@ -88,14 +108,26 @@ export const linktreeRouter = router({
     .mutation(({ ctx, input }) => createItem(ctx.app, ctx.actor, input)),
 
   updateItem: authedProcedure
-    .meta(api("PATCH", "/linktrees/{id}/items/{itemId}", "Update an item", "Any of title, url, position (moves the item; positions stay 0..n-1) and active (inactive items are hidden from the public page). 404 when the linktree or the item is not found."))
+    .meta(
+      api(
+        "PATCH",
+        "/linktrees/{id}/items/{itemId}",
+        "Update an item",
+        "Any of title, url, position (moves the item; positions stay 0..n-1) and active (inactive items are hidden from the public page). 404 when the linktree or the item is not found.",
+      ),
+    )
     .input(updateItemInput)
     .output(itemOutput)
     .mutation(({ ctx, input }) => updateItem(ctx.app, ctx.actor, input)),
 
   deleteItem: authedProcedure
     .meta({
-      ...api("DELETE", "/linktrees/{id}/items/{itemId}", "Delete an item", "Removes the item and its short link (the slug is freed); the positions after it close the gap. Click events are kept."),
+      ...api(
+        "DELETE",
+        "/linktrees/{id}/items/{itemId}",
+        "Delete an item",
+        "Removes the item and its short link (the slug is freed); the positions after it close the gap. Click events are kept.",
+      ),
       successStatus: 204,
     })
     .input(itemIdInput)
@@ -105,7 +137,14 @@ export const linktreeRouter = router({
     }),
 
   analytics: authedProcedure
-    .meta(api("GET", "/linktrees/{id}/analytics", "Linktree analytics", "Page views, item clicks and per-item counts (inactive items included) in the range `from`..`to` (ms epoch, inclusive; all time when absent)."))
+    .meta(
+      api(
+        "GET",
+        "/linktrees/{id}/analytics",
+        "Linktree analytics",
+        "Page views, item clicks and per-item counts (inactive items included) in the range `from`..`to` (ms epoch, inclusive; all time when absent).",
+      ),
+    )
     .input(analyticsInput)
     .output(analyticsOutput)
     .query(({ ctx, input }) => linktreeAnalytics(ctx.app, ctx.actor, input)),

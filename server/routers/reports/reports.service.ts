@@ -10,8 +10,7 @@ import type { Context } from "../../trpc/context";
 import type { CreateReportInput, ReportDto } from "./reports.schema";
 import { slugFromReportedUrl } from "./short-link-url";
 
-const notAShortLink = (domain: string) =>
-  new AppError("NOT_A_SHORT_LINK", { fields: { url: [`must be a short link on ${domain}, or its slug`] } });
+const notAShortLink = (domain: string) => new AppError("NOT_A_SHORT_LINK", { fields: { url: [`must be a short link on ${domain}, or its slug`] } });
 
 /**
  * Stores a report about a live short link. Unknown slugs answer the same `{ok: true}` and store
@@ -81,7 +80,10 @@ function toReportDto(r: Awaited<ReturnType<typeof selectReports>>[number]): Repo
     created_at: r.createdAt,
     reviewed_at: r.reviewedAt,
     reviewed_by: r.reviewedBy,
-    link: r.linkUrl !== null && r.linkWorkspaceId !== null && r.linkKind !== null ? { url: r.linkUrl, workspace_id: r.linkWorkspaceId, kind: r.linkKind, deleted_at: r.linkDeletedAt } : null,
+    link:
+      r.linkUrl !== null && r.linkWorkspaceId !== null && r.linkKind !== null
+        ? { url: r.linkUrl, workspace_id: r.linkWorkspaceId, kind: r.linkKind, deleted_at: r.linkDeletedAt }
+        : null,
   };
 }
 
@@ -136,7 +138,10 @@ export async function deleteReportedLink(app: AppServices, reviewerId: string, i
     const freed = link ? await softDeleteLink(tx, link) : null;
     const now = Date.now();
     const review = { status: "link_deleted" as const, reviewedAt: now, reviewedBy: reviewerId };
-    await tx.update(abuseReports).set(review).where(and(eq(abuseReports.linkId, report.linkId), eq(abuseReports.status, "open")));
+    await tx
+      .update(abuseReports)
+      .set(review)
+      .where(and(eq(abuseReports.linkId, report.linkId), eq(abuseReports.status, "open")));
     await tx.update(abuseReports).set(review).where(eq(abuseReports.id, id));
     return freed;
   });

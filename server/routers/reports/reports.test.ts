@@ -192,7 +192,10 @@ describe("POST /reports", () => {
     expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
-  it.each([["an existing", true], ["an unknown", false]])("allows 20 reports an hour per slug for %s slug, then 429", async (_what, exists) => {
+  it.each([
+    ["an existing", true],
+    ["an unknown", false],
+  ])("allows 20 reports an hour per slug for %s slug, then 429", async (_what, exists) => {
     const slug = exists ? (await newLink()).slug : `none-${newId()}`;
     const statuses: number[] = [];
     let last;
@@ -215,9 +218,20 @@ describe("reviewing reports (admins)", () => {
     expect(r.status).toBe(200);
     const mine = r.json.reports.filter((x: { link_id: string }) => x.link_id === link.id);
     expect(mine.map((x: { detail: string }) => x.detail)).toEqual(["second", "first"]);
-    expect(mine[0]).toMatchObject({ slug: link.slug, reason: "malware", status: "open", address: expect.any(String), link: { url: "https://example.com/dest", workspace_id: owner.workspaceId, kind: "link", deleted_at: null } });
-    expect((await http(`${t.api}/admin/reports?status=dismissed`, { headers: admin.headers })).json.reports.some((x: { link_id: string }) => x.link_id === link.id)).toBe(false);
-    expect((await http(`${t.api}/admin/reports?status=bogus`, { headers: admin.headers })).json).toEqual({ error: "VALIDATION_FAILED", fields: { status: expect.any(Array) } });
+    expect(mine[0]).toMatchObject({
+      slug: link.slug,
+      reason: "malware",
+      status: "open",
+      address: expect.any(String),
+      link: { url: "https://example.com/dest", workspace_id: owner.workspaceId, kind: "link", deleted_at: null },
+    });
+    expect(
+      (await http(`${t.api}/admin/reports?status=dismissed`, { headers: admin.headers })).json.reports.some((x: { link_id: string }) => x.link_id === link.id),
+    ).toBe(false);
+    expect((await http(`${t.api}/admin/reports?status=bogus`, { headers: admin.headers })).json).toEqual({
+      error: "VALIDATION_FAILED",
+      fields: { status: expect.any(Array) },
+    });
   });
 
   it("dismisses a report without touching the link", async () => {
@@ -251,7 +265,11 @@ describe("reviewing reports (admins)", () => {
   it("refuses to delete a linktree-owned link (409 LINKTREE_LINK_NOT_EDITABLE), leaving page and item intact", async () => {
     const admin = await adminSession();
     const tree = await http(`${t.api}/linktrees`, { method: "POST", json: { slug: `lt-${newId()}`, title: "T" }, headers: owner.auth });
-    const item = await http(`${t.api}/linktrees/${tree.json.id}/items`, { method: "POST", json: { title: "I", url: "https://example.com/i" }, headers: owner.auth });
+    const item = await http(`${t.api}/linktrees/${tree.json.id}/items`, {
+      method: "POST",
+      json: { title: "I", url: "https://example.com/i" },
+      headers: owner.auth,
+    });
     const itemSlug = new URL(item.json.short_url).pathname.slice(1);
     await report({ url: itemSlug, reason: "spam" });
     const [row] = await t.app.db.select().from(abuseReports).where(eq(abuseReports.slug, itemSlug));
@@ -275,7 +293,9 @@ describe("reviewing reports (admins)", () => {
     const user = await signIn(t, uniqueEmail(), { "x-forwarded-for": addr() });
     await expect(t.caller(user.headers).report.list()).rejects.toMatchObject({ publicCode: "FORBIDDEN" });
     const admin = await adminSession();
-    await expect(t.caller({ ...admin.headers, origin: "https://evil.example" }).report.dismiss({ id: "x" })).rejects.toMatchObject({ publicCode: "UNAUTHORIZED" });
+    await expect(t.caller({ ...admin.headers, origin: "https://evil.example" }).report.dismiss({ id: "x" })).rejects.toMatchObject({
+      publicCode: "UNAUTHORIZED",
+    });
     await expect(t.caller(owner.auth).report.list()).rejects.toMatchObject({ publicCode: "SESSION_REQUIRED" });
     await expect(t.caller().report.list()).rejects.toMatchObject({ publicCode: "UNAUTHORIZED" });
     expect(Array.isArray((await t.caller(admin.headers).report.list()).reports)).toBe(true);

@@ -24,20 +24,47 @@ export const reportRouter = router({
     .mutation(({ ctx, input }) => createReport(ctx, input)),
 
   list: adminProcedure
-    .meta({ openapi: { method: "GET", path: "/admin/reports", tags: [TAG], summary: "List abuse reports", description: "For reviewers (admins); newest first, optionally by status.", protect: true }, internal: true })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/admin/reports",
+        tags: [TAG],
+        summary: "List abuse reports",
+        description: "For reviewers (admins); newest first, optionally by status.",
+        protect: true,
+      },
+      internal: true,
+    })
     .input(listReportsInput.optional())
     .output(z.object({ reports: z.array(reportOutput) }))
     .query(async ({ ctx, input }) => ({ reports: await listReports(ctx.app.db, input?.status) })),
 
   dismiss: adminProcedure
-    .meta({ openapi: { method: "POST", path: "/admin/reports/{id}/dismiss", tags: [TAG], summary: "Dismiss a report", description: "Marks the report reviewed without touching the link.", protect: true }, internal: true })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/admin/reports/{id}/dismiss",
+        tags: [TAG],
+        summary: "Dismiss a report",
+        description: "Marks the report reviewed without touching the link.",
+        protect: true,
+      },
+      internal: true,
+    })
     .input(reportIdInput)
     .output(reportOutput)
     .mutation(({ ctx, input }) => dismissReport(ctx.app, ctx.actor.userId, input.id)),
 
   deleteLink: adminProcedure
     .meta({
-      openapi: { method: "POST", path: "/admin/reports/{id}/delete-link", tags: [TAG], summary: "Delete the reported link", description: "Soft-deletes the link like DELETE /links/{id} and marks its open reports link_deleted.", protect: true },
+      openapi: {
+        method: "POST",
+        path: "/admin/reports/{id}/delete-link",
+        tags: [TAG],
+        summary: "Delete the reported link",
+        description: "Soft-deletes the link like DELETE /links/{id} and marks its open reports link_deleted.",
+        protect: true,
+      },
       internal: true,
     })
     .input(reportIdInput)

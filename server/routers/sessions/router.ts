@@ -7,14 +7,31 @@ const TAG = "sessions";
 
 export const sessionRouter = router({
   list: sessionOnlyProcedure
-    .meta({ openapi: { method: "GET", path: "/account/sessions", tags: [TAG], summary: "List login sessions", description: "Live sessions of the user, newest first; `current` marks the caller's.", protect: true }, internal: true })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/account/sessions",
+        tags: [TAG],
+        summary: "List login sessions",
+        description: "Live sessions of the user, newest first; `current` marks the caller's.",
+        protect: true,
+      },
+      internal: true,
+    })
     .input(z.object({}).optional())
     .output(z.object({ sessions: z.array(sessionOutput) }))
     .query(async ({ ctx }) => ({ sessions: await listSessions(ctx.app, ctx.actor) })),
 
   revoke: sessionOnlyProcedure
     .meta({
-      openapi: { method: "DELETE", path: "/account/sessions/{id}", tags: [TAG], summary: "End a login session", description: "`id` is the last six characters of the session token, as listed.", protect: true },
+      openapi: {
+        method: "DELETE",
+        path: "/account/sessions/{id}",
+        tags: [TAG],
+        summary: "End a login session",
+        description: "`id` is the last six characters of the session token, as listed.",
+        protect: true,
+      },
       internal: true,
       successStatus: 204,
     })

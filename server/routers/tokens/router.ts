@@ -7,14 +7,31 @@ const TAG = "tokens";
 
 export const tokenRouter = router({
   list: sessionOnlyProcedure
-    .meta({ openapi: { method: "GET", path: "/account/tokens", tags: [TAG], summary: "List API tokens", description: "Newest first, revoked ones included.", protect: true }, internal: true })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/account/tokens",
+        tags: [TAG],
+        summary: "List API tokens",
+        description: "Newest first, revoked ones included.",
+        protect: true,
+      },
+      internal: true,
+    })
     .input(z.object({}).optional())
     .output(z.object({ tokens: z.array(apiTokenOutput) }))
     .query(async ({ ctx }) => ({ tokens: await listTokens(ctx.app.db, ctx.actor.userId) })),
 
   create: sessionOnlyProcedure
     .meta({
-      openapi: { method: "POST", path: "/account/tokens", tags: [TAG], summary: "Create an API token", description: "The token is shown once. Free plan: one live token (409 TOKEN_LIMIT_REACHED).", protect: true },
+      openapi: {
+        method: "POST",
+        path: "/account/tokens",
+        tags: [TAG],
+        summary: "Create an API token",
+        description: "The token is shown once. Free plan: one live token (409 TOKEN_LIMIT_REACHED).",
+        protect: true,
+      },
       internal: true,
       successStatus: 201,
     })
@@ -24,7 +41,14 @@ export const tokenRouter = router({
 
   revoke: sessionOnlyProcedure
     .meta({
-      openapi: { method: "DELETE", path: "/account/tokens/{id}", tags: [TAG], summary: "Revoke an API token", description: "Sets revoked_at; the token answers 401 from the next request on.", protect: true },
+      openapi: {
+        method: "DELETE",
+        path: "/account/tokens/{id}",
+        tags: [TAG],
+        summary: "Revoke an API token",
+        description: "Sets revoked_at; the token answers 401 from the next request on.",
+        protect: true,
+      },
       internal: true,
       successStatus: 204,
     })

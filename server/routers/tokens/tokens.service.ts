@@ -37,7 +37,10 @@ export async function createToken(db: DbOrTx, userId: string, name: string): Pro
 
 /** Sets revoked_at once (204 again when already revoked); another user's token is not found. */
 export async function revokeToken(db: DbOrTx, userId: string, id: string): Promise<void> {
-  const [row] = await db.select({ id: apiTokens.id }).from(apiTokens).where(and(eq(apiTokens.id, id), eq(apiTokens.userId, userId)));
+  const [row] = await db
+    .select({ id: apiTokens.id })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.id, id), eq(apiTokens.userId, userId)));
   if (!row) throw notFound();
   await db
     .update(apiTokens)

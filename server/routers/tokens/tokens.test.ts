@@ -24,7 +24,14 @@ describe("API tokens", () => {
     const r = await create(s.headers, "deploy");
     expect(r.status).toBe(201);
     expect(r.json.token).toMatch(/^tok_[0-9A-Za-z]{32}$/);
-    expect(r.json.record).toEqual({ id: expect.any(String), name: "deploy", prefix: r.json.token.slice(0, 8), created_at: expect.any(Number), last_used_at: null, revoked_at: null });
+    expect(r.json.record).toEqual({
+      id: expect.any(String),
+      name: "deploy",
+      prefix: r.json.token.slice(0, 8),
+      created_at: expect.any(Number),
+      last_used_at: null,
+      revoked_at: null,
+    });
     // The list never shows the token again.
     const listed = await list(s.headers);
     expect(listed).toEqual([r.json.record]);
@@ -121,22 +128,31 @@ describe("API tokens", () => {
     const [first] = await list(s.headers);
     expect(first.last_used_at).toEqual(expect.any(Number));
     // Used again within five minutes: unchanged. Pretend the last use was 4 minutes ago.
-    await t.app.db.update(apiTokens).set({ lastUsedAt: Date.now() - 4 * 60_000 }).where(eq(apiTokens.id, r.json.record.id));
+    await t.app.db
+      .update(apiTokens)
+      .set({ lastUsedAt: Date.now() - 4 * 60_000 })
+      .where(eq(apiTokens.id, r.json.record.id));
     const [{ last_used_at: fourAgo }] = await list(s.headers);
     await http(`${t.api}/links`, { headers: bearer(r.json.token) });
     expect((await list(s.headers))[0].last_used_at).toBe(fourAgo);
     // Six minutes ago: written again.
-    await t.app.db.update(apiTokens).set({ lastUsedAt: Date.now() - 6 * 60_000 }).where(eq(apiTokens.id, r.json.record.id));
+    await t.app.db
+      .update(apiTokens)
+      .set({ lastUsedAt: Date.now() - 6 * 60_000 })
+      .where(eq(apiTokens.id, r.json.record.id));
     const [{ last_used_at: sixAgo }] = await list(s.headers);
     await http(`${t.api}/links`, { headers: bearer(r.json.token) });
     expect((await list(s.headers))[0].last_used_at).toBeGreaterThan(sixAgo);
   });
 
-  it.each([[{}], [{ name: "" }], [{ name: "x".repeat(101) }], [{ name: 1 }], [{ name: "a", scope: "all" }]])("answers 400 VALIDATION_FAILED to %j", async (json) => {
-    const s = await newSession();
-    const r = await http(`${t.api}/account/tokens`, { method: "POST", json, headers: s.headers });
-    expect(r.status).toBe(400);
-    expect(r.json.error).toBe("VALIDATION_FAILED");
-    expect(Object.keys(r.json.fields).length).toBeGreaterThan(0);
-  });
+  it.each([[{}], [{ name: "" }], [{ name: "x".repeat(101) }], [{ name: 1 }], [{ name: "a", scope: "all" }]])(
+    "answers 400 VALIDATION_FAILED to %j",
+    async (json) => {
+      const s = await newSession();
+      const r = await http(`${t.api}/account/tokens`, { method: "POST", json, headers: s.headers });
+      expect(r.status).toBe(400);
+      expect(r.json.error).toBe("VALIDATION_FAILED");
+      expect(Object.keys(r.json.fields).length).toBeGreaterThan(0);
+    },
+  );
 });

@@ -35,7 +35,9 @@ function outageApp(dataDir: string) {
       if (state.down && prop === "execute")
         return (query: SQL) => {
           const q = dialect.sqlToQuery(query);
-          return Promise.reject(new DrizzleQueryError(q.sql, q.params, Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" })));
+          return Promise.reject(
+            new DrizzleQueryError(q.sql, q.params, Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" })),
+          );
         };
       return Reflect.get(target, prop, receiver);
     },
@@ -45,7 +47,16 @@ function outageApp(dataDir: string) {
   return { app, state, lines, raw };
 }
 
-const visit = (linkId: string, i: number): Visit => ({ linkId, workspaceId: "public", timestamp: Date.now() + i, userAgent: UA, ip: IP, referer: REFERER, rule: "url", edge: null });
+const visit = (linkId: string, i: number): Visit => ({
+  linkId,
+  workspaceId: "public",
+  timestamp: Date.now() + i,
+  userAgent: UA,
+  ip: IP,
+  referer: REFERER,
+  rule: "url",
+  edge: null,
+});
 
 const noRows = (raw: string[]) => {
   const text = raw.join("");

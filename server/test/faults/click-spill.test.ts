@@ -43,11 +43,15 @@ const visit = (linkId: string, i: number): Visit => ({
 });
 
 const stored = async (linkId: string) => {
-  const r = (await t.app.db.execute(sql`select count(*)::int as n from clicks where link_id = ${linkId}`)) as unknown as { rows?: { n: number }[] } & { n: number }[];
+  const r = (await t.app.db.execute(sql`select count(*)::int as n from clicks where link_id = ${linkId}`)) as unknown as { rows?: { n: number }[] } & {
+    n: number;
+  }[];
   return Number((r.rows ?? r)[0].n);
 };
 const rollup = async (linkId: string) => {
-  const r = (await t.app.db.execute(sql`select coalesce(sum(count), 0)::int as n from click_rollups where link_id = ${linkId}`)) as unknown as { rows?: { n: number }[] } & { n: number }[];
+  const r = (await t.app.db.execute(sql`select coalesce(sum(count), 0)::int as n from click_rollups where link_id = ${linkId}`)) as unknown as {
+    rows?: { n: number }[];
+  } & { n: number }[];
   return Number((r.rows ?? r)[0].n);
 };
 const spoolFiles = (dataDir: string) => (existsSync(path.join(dataDir, "click-spool")) ? readdirSync(path.join(dataDir, "click-spool")) : []);

@@ -34,7 +34,10 @@ describe.each(["pglite", "postgres"] as const)("graceful stop on %s", (driver) =
       expect(r.status, r.body).toBe(201);
       links.push(JSON.parse(r.body));
     }
-    const load = redirectLoad(() => first.redirect, links.map((l) => l.slug));
+    const load = redirectLoad(
+      () => first.redirect,
+      links.map((l) => l.slug),
+    );
     await sleep(2000);
 
     // Slow API requests (scrypt) in flight when the signal arrives.
@@ -45,7 +48,10 @@ describe.each(["pglite", "postgres"] as const)("graceful stop on %s", (driver) =
     const api = await Promise.all(inflight);
     const result = await load.stop();
     expect(code, first.output.join("").slice(-2000)).toBe(0);
-    expect(api.map((r) => r.status), "in-flight API requests finish").toEqual([201, 201, 201, 201]);
+    expect(
+      api.map((r) => r.status),
+      "in-flight API requests finish",
+    ).toEqual([201, 201, 201, 201]);
     expect(total(result.answered)).toBeGreaterThan(50);
 
     // Restart on the same data (a spool left by the stop is written at start), stop again, count.
@@ -53,7 +59,13 @@ describe.each(["pglite", "postgres"] as const)("graceful stop on %s", (driver) =
     expect(await second.stop()).toBe(0);
     const tallies = await clickTallies(databaseUrl ? { databaseUrl } : { pgliteDir: path.join(dataDir, "pglite") });
     const stored = tallies.clicks;
-    const figures = links.map((l) => ({ slug: l.slug, sent: result.sent.get(l.slug) ?? 0, answered: result.answered.get(l.slug) ?? 0, stored: stored.get(l.id) ?? 0, rollup: tallies.rollups.get(l.id) ?? 0 }));
+    const figures = links.map((l) => ({
+      slug: l.slug,
+      sent: result.sent.get(l.slug) ?? 0,
+      answered: result.answered.get(l.slug) ?? 0,
+      stored: stored.get(l.id) ?? 0,
+      rollup: tallies.rollups.get(l.id) ?? 0,
+    }));
     console.log(`graceful ${driver}: ${JSON.stringify(figures)}; connection errors ${result.errors}; other statuses ${JSON.stringify([...result.other])}`);
     for (const f of figures) {
       expect(f.stored, `${f.slug}: every answered redirect is stored`).toBeGreaterThanOrEqual(f.answered);

@@ -65,7 +65,11 @@ describe("two instances on one PostgreSQL and one Redis", () => {
   it("reports per caller address (10 an hour) are exact across both", async () => {
     const from = ip();
     const statuses = await spread(16, 8, async (inst) => {
-      const res = await fetch(`${inst.api}/reports`, { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": from }, body: JSON.stringify({ url: `r${randomBytes(6).toString("hex")}`, reason: "spam" }) });
+      const res = await fetch(`${inst.api}/reports`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-for": from },
+        body: JSON.stringify({ url: `r${randomBytes(6).toString("hex")}`, reason: "spam" }),
+      });
       return res.status;
     });
     expect(count(statuses, 200)).toBe(10);
@@ -75,7 +79,11 @@ describe("two instances on one PostgreSQL and one Redis", () => {
   it("reports per reported slug (20 an hour) are exact across both", async () => {
     const slug = `s${randomBytes(6).toString("hex")}`;
     const statuses = await spread(28, 8, async (inst) => {
-      const res = await fetch(`${inst.api}/reports`, { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": ip() }, body: JSON.stringify({ url: slug, reason: "phishing" }) });
+      const res = await fetch(`${inst.api}/reports`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-for": ip() },
+        body: JSON.stringify({ url: slug, reason: "phishing" }),
+      });
       return res.status;
     });
     expect(count(statuses, 200)).toBe(20);
@@ -91,7 +99,11 @@ describe("two instances on one PostgreSQL and one Redis", () => {
       expect((await visit(a)).status).toBe(301);
       expect((await visit(b)).status).toBe(301);
       const writer = v % 2 ? a : b;
-      const patched = await fetch(`${writer.api}/links/${link.id}`, { method: "PATCH", headers: auth, body: JSON.stringify({ url: `https://example.com/v${v}` }) });
+      const patched = await fetch(`${writer.api}/links/${link.id}`, {
+        method: "PATCH",
+        headers: auth,
+        body: JSON.stringify({ url: `https://example.com/v${v}` }),
+      });
       expect(patched.status).toBe(200);
       const reader = writer === a ? b : a;
       expect((await visit(reader)).headers.get("location"), `update ${v} seen by the other instance`).toBe(`https://example.com/v${v}`);

@@ -136,7 +136,10 @@ export async function clickCounts(where: { databaseUrl?: string; pgliteDir?: str
 }
 
 /** Stored click rows and hourly rollup sums per link id (analytics counts come from the rollups). */
-export async function clickTallies(where: { databaseUrl?: string; pgliteDir?: string }): Promise<{ clicks: Map<string, number>; rollups: Map<string, number> }> {
+export async function clickTallies(where: {
+  databaseUrl?: string;
+  pgliteDir?: string;
+}): Promise<{ clicks: Map<string, number>; rollups: Map<string, number> }> {
   const { openDatabase } = await import("../../../db/client");
   const { sql } = await import("drizzle-orm");
   const database = await openDatabase({ databaseUrl: where.databaseUrl, pgliteDir: where.pgliteDir, migrate: false, poolSize: 1 });
@@ -156,11 +159,21 @@ export function postJson(url: string, body: unknown, headers: Record<string, str
   return new Promise((resolve) => {
     const u = new URL(url);
     const data = Buffer.from(JSON.stringify(body));
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: "POST", agent: false, headers: { "content-type": "application/json", "content-length": data.length, ...headers } }, (res) => {
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: "POST",
+        agent: false,
+        headers: { "content-type": "application/json", "content-length": data.length, ...headers },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on("error", () => resolve({ status: 0, body: "" }));
     req.end(data);
   });

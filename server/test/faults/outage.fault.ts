@@ -18,12 +18,15 @@ const PORT = 54329;
 const SERVER = `postgres://postgres@127.0.0.1:${PORT}/postgres`;
 const OUTAGE_MS = Number(process.env.FAULTS_OUTAGE_MS) || 30_000;
 
-const ctl = (action: "start" | "stop") => execFileSync("pg_ctlcluster", ["--skip-systemctl-redirect", VERSION, CLUSTER, action, ...(action === "stop" ? ["-m", "fast"] : [])], { stdio: "pipe" });
+const ctl = (action: "start" | "stop") =>
+  execFileSync("pg_ctlcluster", ["--skip-systemctl-redirect", VERSION, CLUSTER, action, ...(action === "stop" ? ["-m", "fast"] : [])], { stdio: "pipe" });
 
 /** Creates the private cluster once (trust auth on local connections), and starts it. */
 function ensureCluster() {
   if (!existsSync(`/etc/postgresql/${VERSION}/${CLUSTER}`)) {
-    execFileSync("pg_createcluster", [VERSION, CLUSTER, "-p", String(PORT), "--start-conf=manual", "--", "--auth-local=trust", "--auth-host=trust"], { stdio: "pipe" });
+    execFileSync("pg_createcluster", [VERSION, CLUSTER, "-p", String(PORT), "--start-conf=manual", "--", "--auth-local=trust", "--auth-host=trust"], {
+      stdio: "pipe",
+    });
   }
   try {
     ctl("start");
@@ -72,7 +75,13 @@ describe("PostgreSQL outage under redirect load", () => {
     const apiAnswers: { status: number; retryAfter: string | null; body: string; ms: number }[] = [];
     const healthAnswers: { status: number; body: string }[] = [];
     while (Date.now() - stoppedAt < OUTAGE_MS) {
-      const api = await timed(fetch(`${inst.api}/links`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: "https://example.com/during" }) }));
+      const api = await timed(
+        fetch(`${inst.api}/links`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ url: "https://example.com/during" }),
+        }),
+      );
       apiAnswers.push({ status: api.value.status, retryAfter: api.value.headers.get("retry-after"), body: await api.value.text(), ms: api.ms });
       const health = await fetch(`${inst.redirect}/_/health`);
       healthAnswers.push({ status: health.status, body: await health.text() });
@@ -109,7 +118,14 @@ describe("PostgreSQL outage under redirect load", () => {
     const tallies = await clickTallies({ databaseUrl: db.url });
     stored = tallies.clicks;
     const rollups = tallies.rollups;
-    const figures = links.map((l) => ({ slug: l.slug, sent: result.sent.get(l.slug) ?? 0, answered: result.answered.get(l.slug) ?? 0, stored: stored.get(l.id) ?? 0, rollup: rollups.get(l.id) ?? 0, duringOutage: duringOutage[l.slug] }));
+    const figures = links.map((l) => ({
+      slug: l.slug,
+      sent: result.sent.get(l.slug) ?? 0,
+      answered: result.answered.get(l.slug) ?? 0,
+      stored: stored.get(l.id) ?? 0,
+      rollup: rollups.get(l.id) ?? 0,
+      duringOutage: duringOutage[l.slug],
+    }));
     console.log(
       `outage ${OUTAGE_MS} ms: ${JSON.stringify(figures)}; spool files seen ${JSON.stringify(spoolSeen)}; API ${JSON.stringify(apiAnswers.map((a) => [a.status, a.ms]))} (server ms ${JSON.stringify(serverMs)}); ` +
         `other statuses during ${JSON.stringify(otherDuring)}; connection errors ${result.errors}`,

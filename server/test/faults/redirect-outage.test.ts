@@ -34,7 +34,9 @@ async function redirectHostWithOutage(delayMs: number) {
               limit: () => {
                 state.reads++;
                 const cause = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
-                return new Promise((_, reject) => setTimeout(() => reject(new DrizzleQueryError('select … from "links" where "slug" = $1', ["some-slug"], cause)), delayMs));
+                return new Promise((_, reject) =>
+                  setTimeout(() => reject(new DrizzleQueryError('select … from "links" where "slug" = $1', ["some-slug"], cause)), delayMs),
+                );
               },
             }),
           }),
@@ -66,7 +68,23 @@ describe("redirect host during a database outage", () => {
     await vi.waitFor(() => expect(t.app.linkCache.get("settle-notify")).toBeUndefined());
     const host = await redirectHostWithOutage(300);
     // Cached, but past the cache lifetime.
-    for (const l of links) t.app.linkCache.set(l.slug, { id: l.id, workspaceId: u.workspaceId, slug: l.slug, url: l.url, kind: "link", expiresAt: null, expirationUrl: null, targeting: null, passwordHash: null, ogTitle: null, ogDescription: null, ogImage: null, updatedAt: 0, cachedAt: 0 });
+    for (const l of links)
+      t.app.linkCache.set(l.slug, {
+        id: l.id,
+        workspaceId: u.workspaceId,
+        slug: l.slug,
+        url: l.url,
+        kind: "link",
+        expiresAt: null,
+        expirationUrl: null,
+        targeting: null,
+        passwordHash: null,
+        ogTitle: null,
+        ogDescription: null,
+        ogImage: null,
+        updatedAt: 0,
+        cachedAt: 0,
+      });
 
     const first = await host.get(links[0].slug);
     expect(first).toMatchObject({ status: 301, location: "https://example.com/one" });

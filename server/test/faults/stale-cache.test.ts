@@ -14,7 +14,10 @@ afterAll(() => t.close());
 const withDatabaseDown = (app: AppServices): AppServices => {
   const db = new Proxy(app.db, {
     get(target, prop, receiver) {
-      if (prop === "select") return () => ({ from: () => ({ where: () => ({ limit: () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })) }) }) });
+      if (prop === "select")
+        return () => ({
+          from: () => ({ where: () => ({ limit: () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })) }) }),
+        });
       return Reflect.get(target, prop, receiver);
     },
   }) as Db;

@@ -37,7 +37,9 @@ const other = await t.user({ plan: "pro" });
 const link = (await http(`${t.api}/links`, { method: "POST", headers: owner.auth, json: { url: "https://example.com/a", og_title: "t" } })).json;
 const foreign = (await http(`${t.api}/links`, { method: "POST", headers: other.auth, json: { url: "https://example.com/b" } })).json;
 const tree = (await http(`${t.api}/linktrees`, { method: "POST", headers: owner.auth, json: { slug: "fuzz-tree", title: "T" } })).json;
-const item = tree?.id ? (await http(`${t.api}/linktrees/${tree.id}/items`, { method: "POST", headers: owner.auth, json: { title: "i", url: "https://example.com/i" } })).json : undefined;
+const item = tree?.id
+  ? (await http(`${t.api}/linktrees/${tree.id}/items`, { method: "POST", headers: owner.auth, json: { title: "i", url: "https://example.com/i" } })).json
+  : undefined;
 const validIds = [link?.id, foreign?.id, tree?.id, item?.id, item?.link_id].filter((x): x is string => typeof x === "string");
 
 afterAll(async () => {
@@ -45,7 +47,9 @@ afterAll(async () => {
   await t.close();
 });
 
-const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method: method.toUpperCase(), op })));
+const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+  Object.entries(methods).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
+);
 
 const credential = fc.constantFrom<"owner" | "other" | "none" | "junk" | "nobearer" | "empty" | "basic" | "spaces">(
   "owner",

@@ -182,7 +182,12 @@ export function valueFor(schema: Schema | undefined, ctx: { redirect: string; na
 /** An object for an object schema: a random subset of its members, plus stray and hostile keys. */
 export function objectFor(schema: Schema, ctx: { redirect: string }, depth = 0): fc.Arbitrary<Record<string, unknown>> {
   const props = Object.entries(schema.properties ?? {});
-  const known = props.map(([name, s]) => fc.option(valueFor(s, { ...ctx, name }, depth).map((v) => [name, v] as [string, unknown]), { nil: undefined, freq: 2 }));
+  const known = props.map(([name, s]) =>
+    fc.option(
+      valueFor(s, { ...ctx, name }, depth).map((v) => [name, v] as [string, unknown]),
+      { nil: undefined, freq: 2 },
+    ),
+  );
   const extraValue = typeof schema.additionalProperties === "object" ? valueFor(schema.additionalProperties, ctx, depth) : nastyValue;
   const extraKey = fc.oneof(fc.constantFrom("US", "BR", "gb", "ZZ", "__proto__", "constructor"), fc.string({ maxLength: 6 }));
   const extras = fc.array(fc.tuple(extraKey, extraValue), { maxLength: schema.additionalProperties ? 6 : 1 });
@@ -235,7 +240,7 @@ export function rawBody(obj: fc.Arbitrary<unknown>): fc.Arbitrary<string | Uint8
         "url=https%3A%2F%2Fexample.com",
         '{"url":"https://example.com","url":"javascript:alert(1)"}',
         "\u0000\u0001",
-        "{\"a\":" + "[".repeat(5000) + "]".repeat(5000) + "}",
+        '{"a":' + "[".repeat(5000) + "]".repeat(5000) + "}",
         JSON.stringify({ url: "https://example.com/", pad: "x".repeat(70_000) }),
       ),
     },
@@ -249,7 +254,24 @@ export function pathSegment(valid: string[]): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 3, arbitrary: valid.length ? fc.constantFrom(...valid) : fc.constant("abcdefgh") },
     { weight: 2, arbitrary: fc.stringMatching(/^[0-9a-z]{8}$/) },
-    { weight: 1, arbitrary: fc.constantFrom("%", "%zz", "%E0%A4%A", "%C0%AF", "%00", "%2F", "..", "%2e%2e", "ABCDEFGH", "abcdefg", "abcdefghi", "__proto__", "constructor") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        "%",
+        "%zz",
+        "%E0%A4%A",
+        "%C0%AF",
+        "%00",
+        "%2F",
+        "..",
+        "%2e%2e",
+        "ABCDEFGH",
+        "abcdefg",
+        "abcdefghi",
+        "__proto__",
+        "constructor",
+      ),
+    },
     { weight: 2, arbitrary: nastyString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, "")) || "x") },
   );
 }
@@ -261,7 +283,9 @@ export function queryString(names: string[]): fc.Arbitrary<string> {
     fc.constantFrom("0", "1", String(Date.now()), "-1", "1.5", "1e3", "abc", "", "%", "%zz", "%E0%A4%A", "9".repeat(40), "true", "null"),
     nastyString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ""))),
   );
-  return fc.array(fc.tuple(name, value), { maxLength: 4 }).map((pairs) => (pairs.length ? "?" + pairs.map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join("&") : ""));
+  return fc
+    .array(fc.tuple(name, value), { maxLength: 4 })
+    .map((pairs) => (pairs.length ? "?" + pairs.map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join("&") : ""));
 }
 
 /** Header values fetch accepts (latin-1, no CR/LF/NUL): hostile strings squeezed into that. */
@@ -291,7 +315,9 @@ export function expectApiAnswer(res: { status: number; headers: Headers; text: s
 
 /** No stack trace, SQL or internal path in a body shown to a caller. */
 export function expectNoLeak(text: string, what: string) {
-  expect(text, `${what}: leaks internals`).not.toMatch(/\n\s+at [\w.<>]+ \(|node_modules|URIError|TypeError|ReferenceError|SELECT |INSERT INTO|syntax error at/);
+  expect(text, `${what}: leaks internals`).not.toMatch(
+    /\n\s+at [\w.<>]+ \(|node_modules|URIError|TypeError|ReferenceError|SELECT |INSERT INTO|syntax error at/,
+  );
 }
 
 /** Rows of every table a request could write that matters here, as one comparable string. */

@@ -2,7 +2,20 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { restOperations } from "../../http/openapi";
 import { createTestServer, http, type TestUser } from "../harness";
-import { CONTENT_TYPES, expectApiAnswer, expectNoLeak, fuzzParams, FUZZ_SEED, headerValue, objectFor, pathSegment, queryString, rawBody, rowCounts, tally } from "./fuzz-kit";
+import {
+  CONTENT_TYPES,
+  expectApiAnswer,
+  expectNoLeak,
+  fuzzParams,
+  FUZZ_SEED,
+  headerValue,
+  objectFor,
+  pathSegment,
+  queryString,
+  rawBody,
+  rowCounts,
+  tally,
+} from "./fuzz-kit";
 
 /**
  * Issue 8.1 for the paths of decisions §2 (sign-in, tokens, sessions, account, admin review):
@@ -38,8 +51,8 @@ async function signIn(): Promise<Signed> {
 me = await signIn();
 const link = (await http(`${t.api}/links`, { method: "POST", headers: me.auth, json: { url: "https://example.com/r" } })).json;
 await http(`${t.api}/reports`, { method: "POST", json: { url: link.short_url, reason: "spam" } });
-const reportIds = ((await t.app.db.execute(`select id from abuse_reports` as never)) as unknown as { rows?: { id: string }[] } & { id: string }[]);
-const tokenRow = ((await t.app.db.execute(`select id from api_tokens` as never)) as unknown as { rows?: { id: string }[] } & { id: string }[]);
+const reportIds = (await t.app.db.execute(`select id from abuse_reports` as never)) as unknown as { rows?: { id: string }[] } & { id: string }[];
+const tokenRow = (await t.app.db.execute(`select id from api_tokens` as never)) as unknown as { rows?: { id: string }[] } & { id: string }[];
 const validIds = [...(reportIds.rows ?? reportIds), ...(tokenRow.rows ?? tokenRow)].map((r) => r.id).concat(me.other);
 
 afterAll(async () => {
@@ -69,7 +82,9 @@ function headersFor(c: string): Record<string, string> {
 
 describe("fuzz: the internal paths of decisions §2", () => {
   it("the router has the internal operations", () => {
-    expect(internal.map((o) => `${o.method} ${o.path}`)).toEqual(expect.arrayContaining(["POST /auth/start", "POST /auth/verify", "POST /account/tokens", "DELETE /account/sessions/{id}"]));
+    expect(internal.map((o) => `${o.method} ${o.path}`)).toEqual(
+      expect.arrayContaining(["POST /auth/start", "POST /auth/verify", "POST /account/tokens", "DELETE /account/sessions/{id}"]),
+    );
   });
 
   for (const op of internal) {

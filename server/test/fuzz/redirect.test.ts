@@ -14,12 +14,15 @@ const RUNS = Number(process.env.FUZZ_RUNS) || 300;
 
 const t = await createTestServer({ EDGE_HEADERS: "cloudfront" });
 const owner = await t.user({ plan: "pro" });
-const make = async (body: Record<string, unknown>) => (await http(`${t.api}/links`, { method: "POST", headers: owner.auth, json: { url: "https://example.com/dest", ...body } })).json;
+const make = async (body: Record<string, unknown>) =>
+  (await http(`${t.api}/links`, { method: "POST", headers: owner.auth, json: { url: "https://example.com/dest", ...body } })).json;
 const fixtures = [
   await make({}),
   await make({ slug: "pw-link", password: "s3cret-pass" }),
   await make({ og_title: "<script>alert(1)</script>", og_description: '"><img src=x onerror=alert(1)>' }),
-  await make({ targeting: { ios: "https://example.com/ios", android: "https://example.com/android", geo: { BR: "https://example.com/br", US: "https://example.com/us" } } }),
+  await make({
+    targeting: { ios: "https://example.com/ios", android: "https://example.com/android", geo: { BR: "https://example.com/br", US: "https://example.com/us" } },
+  }),
   await make({ expires_at: Date.now() + 60_000, expiration_url: "https://example.com/expired" }),
 ];
 const slugs = fixtures.map((l) => l?.slug).filter((s): s is string => typeof s === "string");
@@ -41,7 +44,10 @@ const USER_AGENTS = [
 ];
 
 const slugPath = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom(...slugs).chain((s) => fc.constantFrom(s, s.toUpperCase(), `${s}/`, `${s}?x=1`, `${s}#frag`, `${s}%20`, `${s}/extra`)) },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(...slugs).chain((s) => fc.constantFrom(s, s.toUpperCase(), `${s}/`, `${s}?x=1`, `${s}#frag`, `${s}%20`, `${s}/extra`)),
+  },
   { weight: 2, arbitrary: fc.stringMatching(/^[0-9A-Za-z-]{1,52}$/) },
   {
     weight: 2,
@@ -96,7 +102,16 @@ const cloudfront = fc.dictionary(
 );
 
 const formBody = fc.oneof(
-  fc.constantFrom("password=s3cret-pass", "password=wrong", "password=", "password[]=a&password[]=b", "password=%zz", "password=" + "x".repeat(10_000), "", "a=1&".repeat(100)),
+  fc.constantFrom(
+    "password=s3cret-pass",
+    "password=wrong",
+    "password=",
+    "password[]=a&password[]=b",
+    "password=%zz",
+    "password=" + "x".repeat(10_000),
+    "",
+    "a=1&".repeat(100),
+  ),
   headerValue.map((s) => `password=${encodeURIComponent(s)}`),
   fc.constant(JSON.stringify({ password: "s3cret-pass" })),
   fc.uint8Array({ maxLength: 64 }),
@@ -123,7 +138,15 @@ describe("fuzz: the redirect host", () => {
       ua: fc.oneof(fc.constantFrom(...USER_AGENTS), headerValue),
       headers: cloudfront,
       body: formBody,
-      contentType: fc.constantFrom("application/x-www-form-urlencoded", "application/x-www-form-urlencoded; charset=iso-8859-1", "application/json", "multipart/form-data; boundary=z", "text/plain", "application/x-www-form-urlencoded; charset=utf-7", undefined),
+      contentType: fc.constantFrom(
+        "application/x-www-form-urlencoded",
+        "application/x-www-form-urlencoded; charset=iso-8859-1",
+        "application/json",
+        "multipart/form-data; boundary=z",
+        "text/plain",
+        "application/x-www-form-urlencoded; charset=utf-7",
+        undefined,
+      ),
     });
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
@@ -140,12 +163,21 @@ describe("fuzz: the redirect host", () => {
 
   it("raw request targets with control characters and broken escapes never get a 5xx", async () => {
     const target = fc.oneof(
-      fc.uint8Array({ minLength: 1, maxLength: 40 }).map((b) => "/" + Buffer.from(b).toString("latin1").replace(/[ \r\n]/g, "")),
+      fc.uint8Array({ minLength: 1, maxLength: 40 }).map(
+        (b) =>
+          "/" +
+          Buffer.from(b)
+            .toString("latin1")
+            .replace(/[ \r\n]/g, ""),
+      ),
       fc.constantFrom("/%", "/%zz", "/\u0001", "/a\u007fb", "/\u00ff", "*", "http://evil.example/x", "//evil.example", "/?%", "/" + "%41".repeat(3000)),
     );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom("GET", "HEAD", "POST"), target, async (method, path) => {
-        const status = await rawRequest(new URL(t.redirect).port, `${method} ${path} HTTP/1.1\r\nHost: ${new URL(t.redirect).host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+        const status = await rawRequest(
+          new URL(t.redirect).port,
+          `${method} ${path} HTTP/1.1\r\nHost: ${new URL(t.redirect).host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        );
         tally.requests++;
         // 0 = the parser closed the connection without an answer, which is not a failure of ours.
         expect(status, `${method} ${JSON.stringify(path)}`).toBeLessThan(500);

@@ -3,7 +3,11 @@ import { http } from "../harness";
 import { signIn, startLoggedServer, type LoggedServer } from "./servers";
 
 /** Issue 8.5 / decisions §2: `app_session` is HttpOnly, SameSite=Lax, Path=/, and Secure on https. */
-const attributes = (setCookie: string) => setCookie.split(";").slice(1).map((a) => a.trim().toLowerCase());
+const attributes = (setCookie: string) =>
+  setCookie
+    .split(";")
+    .slice(1)
+    .map((a) => a.trim().toLowerCase());
 
 describe("session cookie on http", () => {
   let s: LoggedServer;

@@ -4,7 +4,13 @@ import { http } from "../harness";
 import { startLoggedServer, type LoggedServer } from "./servers";
 
 /** Issue 8.5: helmet headers on API and dashboard answers; HSTS only when the public URL is https. */
-const directives = (csp: string) => new Map(csp.split(";").map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v] as [string, string[]]));
+const directives = (csp: string) =>
+  new Map(
+    csp
+      .split(";")
+      .map((d) => d.trim().split(/\s+/))
+      .map(([k, ...v]) => [k, v] as [string, string[]]),
+  );
 
 function expectHardened(headers: Headers, what: string) {
   const csp = headers.get("content-security-policy") ?? "";
@@ -14,7 +20,10 @@ function expectHardened(headers: Headers, what: string) {
   const scripts = d.get("script-src") ?? d.get("default-src") ?? [];
   expect(scripts, `${what}: script-src`).not.toContain("'unsafe-inline'");
   expect(scripts, `${what}: script-src`).not.toContain("'unsafe-eval'");
-  expect(scripts.some((s) => s === "*" || s === "http:" || s === "https:"), `${what}: script-src allows any host`).toBe(false);
+  expect(
+    scripts.some((s) => s === "*" || s === "http:" || s === "https:"),
+    `${what}: script-src allows any host`,
+  ).toBe(false);
   expect(headers.get("x-content-type-options"), what).toBe("nosniff");
   expect(headers.get("x-powered-by"), what).toBeNull();
 }

@@ -8,7 +8,7 @@ import { lastCode, signIn, startLoggedServer, type LoggedServer } from "./server
  * Issue 8.5: no token, code, password, session id or hash in any log line. The logger here is
  * a bare pino at level trace (no redaction), so only what the code never logs passes.
  */
-const rowsOf = (r: unknown) => ((r as { rows?: Record<string, unknown>[] }).rows ?? (r as Record<string, unknown>[]));
+const rowsOf = (r: unknown) => (r as { rows?: Record<string, unknown>[] }).rows ?? (r as Record<string, unknown>[]);
 
 describe("log lines carry no secrets", () => {
   let s: LoggedServer;
@@ -40,7 +40,12 @@ describe("log lines carry no secrets", () => {
     const password = "Corr3ct-Horse-Battery";
     const link = (await http(`${s.api}/links`, { method: "POST", headers: auth, json: { url: "https://example.com/pw", password } })).json;
     secrets.set("password", password).set("wrong password", "Wr0ng-Guess-9");
-    const form = (pw: string) => http(`${s.redirect}/${link.slug}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `password=${encodeURIComponent(pw)}` });
+    const form = (pw: string) =>
+      http(`${s.redirect}/${link.slug}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `password=${encodeURIComponent(pw)}`,
+      });
     expect((await form("Wr0ng-Guess-9")).status).toBe(401);
     expect((await form(password)).status).toBe(302);
     secrets.set("new password", "An0ther-Secret-Pw");
@@ -60,7 +65,8 @@ describe("log lines carry no secrets", () => {
 
     // Stored hashes must not be logged either.
     await s.app.clicks?.flush();
-    for (const r of rowsOf(await s.app.db.execute(sql`select password_hash from links where password_hash is not null`))) secrets.set("password hash", String(r.password_hash));
+    for (const r of rowsOf(await s.app.db.execute(sql`select password_hash from links where password_hash is not null`)))
+      secrets.set("password hash", String(r.password_hash));
     for (const r of rowsOf(await s.app.db.execute(sql`select code_hash from email_codes`))) secrets.set(`code hash ${r.code_hash}`, String(r.code_hash));
     for (const r of rowsOf(await s.app.db.execute(sql`select token_hash from api_tokens`))) secrets.set(`token hash ${r.token_hash}`, String(r.token_hash));
 

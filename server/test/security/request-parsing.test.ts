@@ -110,7 +110,11 @@ describe("request bodies", () => {
     }
     expect((await http(`${t.api}/links?limit=100`, { headers: u.auth })).json.links.map((l: { slug: string }) => l.slug)).not.toContain(slug);
     // A PATCH through it must not change what the member hides.
-    const patched = await http(`${t.api}/links/${link.id}`, { method: "PATCH", headers: { ...u.auth, "content-type": "application/json" }, body: '{"__proto__":{"url":"https://evil.example/"}}' });
+    const patched = await http(`${t.api}/links/${link.id}`, {
+      method: "PATCH",
+      headers: { ...u.auth, "content-type": "application/json" },
+      body: '{"__proto__":{"url":"https://evil.example/"}}',
+    });
     expect(patched.status, patched.text).toBe(400);
     // (A literal `{ __proto__: … }` would set the prototype: compare the text.)
     expect(patched.text).toBe('{"error":"VALIDATION_FAILED","fields":{"__proto__":["unknown field __proto__"]}}');

@@ -18,11 +18,13 @@ describe("passwords", () => {
   it("verifyPassword accepts the password and rejects every other one", async () => {
     const h = await hashPassword("correct horse");
     expect(await verifyPassword("correct horse", h)).toBe(true);
-    for (const wrong of ["correct hors", "correct horse ", "Correct horse", "", "correct horse".repeat(20)]) expect(await verifyPassword(wrong, h), wrong).toBe(false);
+    for (const wrong of ["correct hors", "correct horse ", "Correct horse", "", "correct horse".repeat(20)])
+      expect(await verifyPassword(wrong, h), wrong).toBe(false);
   });
 
   it("verifyPassword rejects malformed stored values instead of matching them", async () => {
-    for (const stored of ["", "plain", "scrypt$32768$8$1$$", "scrypt$32768$8$1$c2FsdA$", "bcrypt$x$y$z$a$b", "$$$$$"]) expect(await verifyPassword("x", stored), stored).toBe(false);
+    for (const stored of ["", "plain", "scrypt$32768$8$1$$", "scrypt$32768$8$1$c2FsdA$", "bcrypt$x$y$z$a$b", "$$$$$"])
+      expect(await verifyPassword("x", stored), stored).toBe(false);
   });
 });
 

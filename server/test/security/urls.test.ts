@@ -48,21 +48,75 @@ type Case = { what: string; method: string; path: () => string; body: (bad: stri
 const future = () => Date.now() + 86_400_000;
 const cases: Case[] = [
   { what: "POST /links url", method: "POST", path: () => "/links", body: (b) => ({ url: b }), field: "url" },
-  { what: "POST /links expiration_url", method: "POST", path: () => "/links", body: (b) => ({ url: "https://example.com/", expires_at: future(), expiration_url: b }), field: "expiration_url" },
-  { what: "POST /links targeting.ios", method: "POST", path: () => "/links", body: (b) => ({ url: "https://example.com/", targeting: { ios: b } }), field: "targeting" },
-  { what: "POST /links targeting.android", method: "POST", path: () => "/links", body: (b) => ({ url: "https://example.com/", targeting: { android: b } }), field: "targeting" },
-  { what: "POST /links targeting.geo", method: "POST", path: () => "/links", body: (b) => ({ url: "https://example.com/", targeting: { geo: { BR: b } } }), field: "targeting" },
+  {
+    what: "POST /links expiration_url",
+    method: "POST",
+    path: () => "/links",
+    body: (b) => ({ url: "https://example.com/", expires_at: future(), expiration_url: b }),
+    field: "expiration_url",
+  },
+  {
+    what: "POST /links targeting.ios",
+    method: "POST",
+    path: () => "/links",
+    body: (b) => ({ url: "https://example.com/", targeting: { ios: b } }),
+    field: "targeting",
+  },
+  {
+    what: "POST /links targeting.android",
+    method: "POST",
+    path: () => "/links",
+    body: (b) => ({ url: "https://example.com/", targeting: { android: b } }),
+    field: "targeting",
+  },
+  {
+    what: "POST /links targeting.geo",
+    method: "POST",
+    path: () => "/links",
+    body: (b) => ({ url: "https://example.com/", targeting: { geo: { BR: b } } }),
+    field: "targeting",
+  },
   { what: "POST /links og_image", method: "POST", path: () => "/links", body: (b) => ({ url: "https://example.com/", og_image: b }), field: "og_image" },
   { what: "PATCH /links url", method: "PATCH", path: () => `/links/${link.id}`, body: (b) => ({ url: b }), field: "url" },
-  { what: "PATCH /links expiration_url", method: "PATCH", path: () => `/links/${link.id}`, body: (b) => ({ expires_at: future(), expiration_url: b }), field: "expiration_url" },
+  {
+    what: "PATCH /links expiration_url",
+    method: "PATCH",
+    path: () => `/links/${link.id}`,
+    body: (b) => ({ expires_at: future(), expiration_url: b }),
+    field: "expiration_url",
+  },
   { what: "PATCH /links targeting.ios", method: "PATCH", path: () => `/links/${link.id}`, body: (b) => ({ targeting: { ios: b } }), field: "targeting" },
-  { what: "PATCH /links targeting.android", method: "PATCH", path: () => `/links/${link.id}`, body: (b) => ({ targeting: { android: b } }), field: "targeting" },
-  { what: "PATCH /links targeting.geo", method: "PATCH", path: () => `/links/${link.id}`, body: (b) => ({ targeting: { geo: { us: b } } }), field: "targeting" },
+  {
+    what: "PATCH /links targeting.android",
+    method: "PATCH",
+    path: () => `/links/${link.id}`,
+    body: (b) => ({ targeting: { android: b } }),
+    field: "targeting",
+  },
+  {
+    what: "PATCH /links targeting.geo",
+    method: "PATCH",
+    path: () => `/links/${link.id}`,
+    body: (b) => ({ targeting: { geo: { us: b } } }),
+    field: "targeting",
+  },
   { what: "PATCH /links og_image", method: "PATCH", path: () => `/links/${link.id}`, body: (b) => ({ og_image: b }), field: "og_image" },
-  { what: "POST /linktrees avatar_url", method: "POST", path: () => "/linktrees", body: (b) => ({ slug: "tree-new", title: "x", avatar_url: b }), field: "avatar_url" },
+  {
+    what: "POST /linktrees avatar_url",
+    method: "POST",
+    path: () => "/linktrees",
+    body: (b) => ({ slug: "tree-new", title: "x", avatar_url: b }),
+    field: "avatar_url",
+  },
   { what: "PATCH /linktrees avatar_url", method: "PATCH", path: () => `/linktrees/${tree.id}`, body: (b) => ({ avatar_url: b }), field: "avatar_url" },
   { what: "POST /linktrees/{id}/items url", method: "POST", path: () => `/linktrees/${tree.id}/items`, body: (b) => ({ title: "x", url: b }), field: "url" },
-  { what: "PATCH /linktrees/{id}/items/{itemId} url", method: "PATCH", path: () => `/linktrees/${tree.id}/items/${item.id}`, body: (b) => ({ url: b }), field: "url" },
+  {
+    what: "PATCH /linktrees/{id}/items/{itemId} url",
+    method: "PATCH",
+    path: () => `/linktrees/${tree.id}/items/${item.id}`,
+    body: (b) => ({ url: b }),
+    field: "url",
+  },
 ];
 
 describe("stored URL fields refuse open redirects and loops", () => {
@@ -102,6 +156,7 @@ describe("loop check by host name", () => {
   it("the redirect domain's subdomains and look-alikes are other hosts", async () => {
     const me = await a.user();
     const caller = a.caller(me.auth);
-    for (const url of ["https://sub.go.test/x", "https://go.test.evil.example/x", "https://go.testx/"]) await expect(caller.link.create({ url }), url).resolves.toMatchObject({ url });
+    for (const url of ["https://sub.go.test/x", "https://go.test.evil.example/x", "https://go.testx/"])
+      await expect(caller.link.create({ url }), url).resolves.toMatchObject({ url });
   });
 });

@@ -21,10 +21,20 @@ function expectEscaped(html: string, what: string) {
 
 async function seed(t: TestServer, u: TestUser) {
   const card = (
-    await http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url: URL_XSS, og_title: `${SCRIPT}${IMG}`, og_description: `${IMG}${SCRIPT}`, og_image: URL_XSS, tags: ["x"] } })
+    await http(`${t.api}/links`, {
+      method: "POST",
+      headers: u.auth,
+      json: { url: URL_XSS, og_title: `${SCRIPT}${IMG}`, og_description: `${IMG}${SCRIPT}`, og_image: URL_XSS, tags: ["x"] },
+    })
   ).json;
   const locked = (await http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url: URL_XSS, password: "secret-pw", og_title: SCRIPT } })).json;
-  const tree = (await http(`${t.api}/linktrees`, { method: "POST", headers: u.auth, json: { slug: "xss-tree", title: `${SCRIPT}`, bio: `${IMG}${SCRIPT}`, avatar_url: URL_XSS } })).json;
+  const tree = (
+    await http(`${t.api}/linktrees`, {
+      method: "POST",
+      headers: u.auth,
+      json: { slug: "xss-tree", title: `${SCRIPT}`, bio: `${IMG}${SCRIPT}`, avatar_url: URL_XSS },
+    })
+  ).json;
   await http(`${t.api}/linktrees/${tree.id}/items`, { method: "POST", headers: u.auth, json: { title: `${IMG}${SCRIPT}`, url: URL_XSS } });
   await http(`${t.api}/linktrees/${tree.id}`, { method: "PATCH", headers: u.auth, json: { published: true } });
   return { card, locked, tree };
@@ -59,7 +69,11 @@ describe("pages of the redirect host", () => {
     const form = await http(`${t.redirect}/${s.locked.slug}`);
     expect(form.status).toBe(200);
     expectEscaped(form.text, "password form");
-    const wrong = await http(`${t.redirect}/${s.locked.slug}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `password=${encodeURIComponent(SCRIPT)}` });
+    const wrong = await http(`${t.redirect}/${s.locked.slug}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `password=${encodeURIComponent(SCRIPT)}`,
+    });
     expect(wrong.status).toBe(401);
     expectEscaped(wrong.text, "password form after a wrong try");
   });
@@ -104,7 +118,19 @@ describe.skipIf(!existsSync("build/index.js"))("pages rendered by Remix", () => 
   });
 
   it("dashboard pages with stored user text are escaped", async () => {
-    const pages = ["/links", `/links/${s.card.id}`, `/links/${s.locked.id}`, "/linktrees", `/linktrees/${s.tree.id}`, "/analytics", `/analytics?link_id=${s.card.id}`, "/settings", "/settings/tokens", "/settings/sessions", "/admin/reports"];
+    const pages = [
+      "/links",
+      `/links/${s.card.id}`,
+      `/links/${s.locked.id}`,
+      "/linktrees",
+      `/linktrees/${s.tree.id}`,
+      "/analytics",
+      `/analytics?link_id=${s.card.id}`,
+      "/settings",
+      "/settings/tokens",
+      "/settings/sessions",
+      "/admin/reports",
+    ];
     let seen = 0;
     for (const path of pages) {
       const res = await http(`${t.appUrl}${path}`, { headers: { cookie: cookie.cookie } });
