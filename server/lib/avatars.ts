@@ -23,7 +23,7 @@ const invalid = (message: string) => new AppError("VALIDATION_FAILED", { fields:
 export async function storeAvatar(dataDir: string, bytes: Uint8Array): Promise<string> {
   if (bytes.byteLength === 0) throw invalid("choose an image file");
   if (bytes.byteLength > AVATAR_MAX_BYTES) throw invalid("must be at most 2 MB");
-  let meta: sharp.Metadata;
+  let meta: Awaited<ReturnType<ReturnType<typeof sharp>["metadata"]>>;
   try {
     meta = await sharp(bytes).metadata();
   } catch {
