@@ -9,6 +9,7 @@ import type { Config } from "../config";
 import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
 import { isPublicIp, lookupGeo, NO_GEO, type GeoInfo } from "../lib/geo";
+import { VisitorKeys } from "./visitor-keys";
 
 export type Rule = "ios" | "android" | "geo" | "url" | "expiration_url" | "expired_404";
 
@@ -23,6 +24,8 @@ export type ClickRecord = Place & {
   browser: string | null;
   referer: string | null;
   rule: Rule;
+  /** Unique-visitor key of the click's day (see visitor-keys.ts); null when unknown. */
+  visitor?: string | null;
 };
 
 /**
@@ -118,6 +121,14 @@ async function enrichBatch(batch: Pending[], edgeMode: "none" | "cloudfront" | "
   return rows;
 }
 
+/** Gives each visit of the batch its visitor key (a spooled or retried visit gets the same key within its day). */
+async function assignVisitorKeys(keys: VisitorKeys, batch: Pending[], rows: ClickRecord[]): Promise<void> {
+  for (let i = 0; i < batch.length; i++) {
+    const p = batch[i];
+    if (p.kind === "visit") rows[i].visitor = await keys.keyFor(p.visit.timestamp, p.visit.ip, p.visit.userAgent);
+  }
+}
+
 /** A click as a row of `clicks`, keyed by column name (for json_populate_recordset). */
 const toRow = (c: ClickRecord) => ({
   link_id: c.linkId,
@@ -136,6 +147,7 @@ const toRow = (c: ClickRecord) => ({
   browser: c.browser,
   referer: c.referer,
   rule: c.rule,
+  visitor: c.visitor ?? null,
 });
 
 /** Gives a visit its `ts` once, so a retried or re-read write inserts the same key (no duplicates). */
@@ -210,6 +222,8 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
   const backlogRows = batchSize * 5;
   const maxBuffered = opts.maxBuffered ?? app.config.clickBufferMax ?? 100_000;
   const spoolDir = path.join(app.config.dataDir, "click-spool");
+  const visitorKeys = new VisitorKeys(app.db);
+  visitorKeys.start((e) => app.log.warn(logSafeError(e), "visitor salt sweep failed"));
   let buffer: Pending[] = [];
   const spilled: Spilled[] = [];
   let spilledCount = 0;
@@ -268,6 +282,7 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
 
   async function writeBatch(batch: Pending[]): Promise<void> {
     const rows = await enrichBatch(batch, app.config.edgeHeaders);
+    await assignVisitorKeys(visitorKeys, batch, rows);
     await insertClicks(app.db, rows);
     app.metrics.clicksWritten.inc(rows.length);
   }
@@ -361,6 +376,7 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
         }
       } finally {
         closed = true;
+        visitorKeys.stop();
         if (timer) clearTimeout(timer);
       }
     },

@@ -1,0 +1,72 @@
+import { createHmac, randomBytes } from "node:crypto";
+import { lt, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { visitorSalts } from "../../db/schema";
+
+const DAY_MS = 86_400_000;
+/** A batch written just after midnight may still carry the last clicks of the day before. */
+export const SALT_GRACE_MS = 60_000;
+
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * Unique visitors without storing addresses (the approach of privacy-first analytics): a click's
+ * visitor key is an HMAC of (address, User-Agent) under a random salt of its UTC day. Every
+ * instance shares the day's salt through `visitor_salts`; the salt is deleted once its day has
+ * ended (plus a minute's grace for batches in flight), so nobody, the operator included, can
+ * recover an address from a key by trying addresses, or follow a visitor from one day to the next.
+ */
+export class VisitorKeys {
+  private readonly salts = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  /** The key of a visit at `timestamp`, or null when its day's salt is gone (a click replayed days later). */
+  async keyFor(timestamp: number, ip: string, userAgent: string, now = Date.now()): Promise<string | null> {
+    const salt = await this.saltOf(utcDay(timestamp), now);
+    return salt === null ? null : createHmac("sha256", salt).update(`${ip}\n${userAgent}`).digest("base64url").slice(0, 22);
+  }
+
+  private async saltOf(day: string, now: number): Promise<string | null> {
+    const dayStart = Date.parse(`${day}T00:00:00Z`);
+    // Only today's salt (and yesterday's during the grace minute) may be used or made.
+    if (now >= dayStart + DAY_MS + SALT_GRACE_MS || dayStart > now + SALT_GRACE_MS) return null;
+    const known = this.salts.get(day);
+    if (known) return known;
+    await this.db
+      .insert(visitorSalts)
+      .values({ day, salt: randomBytes(32).toString("base64url") })
+      .onConflictDoNothing();
+    const [row] = await this.db
+      .select({ salt: visitorSalts.salt })
+      .from(visitorSalts)
+      .where(sql`${visitorSalts.day} = ${day}`);
+    if (!row) return null;
+    this.salts.set(day, row.salt);
+    return row.salt;
+  }
+
+  /** Deletes every salt whose day ended more than the grace ago, here and in the database. */
+  async sweep(now = Date.now()): Promise<void> {
+    const oldest = utcDay(now - SALT_GRACE_MS);
+    for (const day of this.salts.keys()) if (day < oldest) this.salts.delete(day);
+    await this.db.delete(visitorSalts).where(lt(visitorSalts.day, oldest));
+  }
+
+  /** Sweeps now and then just after every UTC midnight, whether or not clicks arrive. */
+  start(onError: (e: unknown) => void): void {
+    const next = () => {
+      const now = Date.now();
+      const wait = Math.ceil((now + 1) / DAY_MS) * DAY_MS + SALT_GRACE_MS + 1_000 - now;
+      this.timer = setTimeout(() => void this.sweep().catch(onError).finally(next), Math.min(wait, DAY_MS + SALT_GRACE_MS + 1_000));
+      this.timer.unref();
+    };
+    void this.sweep().catch(onError);
+    next();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
