@@ -12,6 +12,15 @@ const DAY = 86_400_000;
 const dayStart = (ms: number) => Math.floor(ms / DAY) * DAY;
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+/** The analytics routers' query for a link (or the whole workspace) and a range. */
+export function rangeQuery(linkId: string | null, range: Pick<Range, "from" | "to">) {
+  return {
+    ...(linkId ? { link_id: linkId } : {}),
+    ...(range.from !== null ? { from: String(range.from) } : {}),
+    ...(range.to !== null ? { to: String(range.to) } : {}),
+  };
+}
+
 export function parseRange(sp: URLSearchParams, now = Date.now()): Range {
   const fromDay = sp.get("from") ?? "";
   const toDay = sp.get("to") ?? "";

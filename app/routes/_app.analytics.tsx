@@ -2,7 +2,7 @@ import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData, useSubmit } from "@remix-run/react";
 import { ClicksChart } from "../components/ClicksChart";
 import { PageHeader } from "../components/ui";
-import { parseRange, PRESETS, summarise, type Breakdown } from "../lib/analytics";
+import { parseRange, PRESETS, rangeQuery, summarise, type Breakdown } from "../lib/analytics";
 import { fetchClicks } from "../lib/analytics.server";
 import { load } from "../lib/errors.server";
 import { formatDateTime, formatNumber } from "../lib/format";
@@ -16,7 +16,11 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
   const sp = new URL(request.url).searchParams;
   const linkId = sp.get("link") || null;
   const range = parseRange(sp);
-  const [{ links }, data] = await Promise.all([load(request, () => context.caller.link.list({})), fetchClicks(context, request, linkId, range)]);
+  const [{ links }, data, { days }] = await Promise.all([
+    load(request, () => context.caller.link.list({})),
+    fetchClicks(context, request, linkId, range),
+    load(request, () => context.caller.analytics.daily(rangeQuery(linkId, range))),
+  ]);
   const slugs = Object.fromEntries(links.map((l) => [l.id, l.slug]));
   const link = linkId ? (links.find((l) => l.id === linkId) ?? (await load(request, () => context.caller.link.get({ id: linkId })))) : null;
   return {
@@ -24,6 +28,9 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
     link: link ? { id: link.id, slug: link.slug, short_url: link.short_url, url: link.url } : null,
     range,
     count: data.count,
+    days,
+    // Distinct visitor keys over the range are not the sum of the days: keys change every day by design.
+    visitorDays: days.reduce((s, x) => s + x.visitors, 0),
     sampled: data.clicks.length,
     ...summarise(data.clicks, range),
     recent: data.clicks.slice(0, 25).map((c) => ({ ...c, slug: slugs[c.link_id] ?? c.link_id })),
@@ -108,7 +115,7 @@ export default function Analytics() {
       </Form>
       <div className="mb-6 grid gap-4 sm:grid-cols-3">
         <Stat label="Clicks" value={formatNumber(d.count)} testId="click-count" />
-        <Stat label="Range" value={d.range.preset === "all" ? "All time" : `${d.range.fromDay || "…"} → ${d.range.toDay || "today"}`} />
+        <Stat label="Visitors (daily uniques)" value={formatNumber(d.visitorDays)} testId="visitor-count" />
         <Stat label="Countries" value={String(d.breakdowns.country.filter((c) => c.label !== "Unknown").length)} />
       </div>
       {d.sampled < d.count ? (
@@ -121,6 +128,39 @@ export default function Analytics() {
           Clicks over time
         </h2>
         <ClicksChart series={d.series} />
+      </section>
+      <section className="card mb-6 overflow-x-auto" aria-labelledby="h-daily">
+        <h2 id="h-daily" className="mb-1 font-semibold">
+          Clicks and unique visitors per day
+        </h2>
+        <p className="mb-3 text-sm text-slate-600 dark:text-slate-400">
+          A visitor is one address and browser on one UTC day; no address is stored, and the key changes every day.
+        </p>
+        {d.days.length ? (
+          <table className="table" data-testid="daily-table">
+            <thead>
+              <tr>
+                <th scope="col">Day (UTC)</th>
+                <th scope="col">Clicks</th>
+                <th scope="col">Unique visitors</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.days
+                .slice()
+                .reverse()
+                .map((x) => (
+                  <tr key={x.day}>
+                    <td>{x.day}</td>
+                    <td>{formatNumber(x.clicks)}</td>
+                    <td>{formatNumber(x.visitors)}</td>
+                  </tr>
+                ))}
+            </tbody>
+          </table>
+        ) : (
+          <p className="text-sm text-slate-600 dark:text-slate-400">No clicks in this range.</p>
+        )}
       </section>
       <div className="mb-6 grid gap-4 md:grid-cols-2 xl:grid-cols-3">
         {Object.entries(d.breakdowns).map(([k, rows]) => (

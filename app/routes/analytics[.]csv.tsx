@@ -1,6 +1,6 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { parseRange } from "../lib/analytics";
-import { fetchClicks } from "../lib/analytics.server";
+import { parseRange, rangeQuery } from "../lib/analytics";
+import { load } from "../lib/errors.server";
 import { requireActor } from "../lib/session.server";
 
 const COLUMNS = [
@@ -19,6 +19,7 @@ const COLUMNS = [
   "browser",
   "referer",
   "rule",
+  "visitor",
 ] as const;
 
 /** RFC 4180 quoting; a leading = + - @ is neutralised so spreadsheets do not run it as a formula. */
@@ -29,13 +30,13 @@ function cell(v: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** The click events of the analytics page's link and range, as CSV. */
+/** The click events of the analytics page's link and range, as CSV, with each click's visitor key (unique visitors). */
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
   const sp = new URL(request.url).searchParams;
   const linkId = sp.get("link") || null;
   const range = parseRange(sp);
-  const { clicks } = await fetchClicks(context, request, linkId, range);
+  const { clicks } = await load(request, () => context.caller.analytics.export(rangeQuery(linkId, range)));
   const rows = clicks.map((c) => {
     const r = { ...c, timestamp_iso: new Date(c.timestamp).toISOString() } as Record<string, unknown>;
     return COLUMNS.map((k) => cell(r[k])).join(",");

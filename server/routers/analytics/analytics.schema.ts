@@ -40,3 +40,8 @@ export type WorkspaceClickEventDto = z.infer<typeof workspaceClickEventOutput>;
 
 export const linkAnalyticsOutput = z.object({ count: z.number().int(), clicks: z.array(clickEventOutput) });
 export const workspaceAnalyticsOutput = z.object({ count: z.number().int(), clicks: z.array(workspaceClickEventOutput) });
+
+export const dailyVisitorsOutput = z.object({
+  days: z.array(z.object({ day: z.string().describe("UTC day, YYYY-MM-DD"), clicks: z.number().int(), visitors: z.number().int() })),
+});
+export const exportClicksOutput = z.object({ clicks: z.array(workspaceClickEventOutput.extend({ visitor: z.string().nullable() })) });

@@ -1,6 +1,13 @@
 import { authedProcedure, router } from "../../trpc/init";
-import { linkAnalyticsInput, linkAnalyticsOutput, workspaceAnalyticsInput, workspaceAnalyticsOutput } from "./analytics.schema";
-import { linkAnalytics, workspaceAnalytics } from "./analytics.service";
+import {
+  dailyVisitorsOutput,
+  exportClicksOutput,
+  linkAnalyticsInput,
+  linkAnalyticsOutput,
+  workspaceAnalyticsInput,
+  workspaceAnalyticsOutput,
+} from "./analytics.schema";
+import { dailyVisitors, exportClicks, linkAnalytics, workspaceAnalytics } from "./analytics.service";
 
 const TAG = "analytics";
 const RANGE_DOC =
@@ -36,4 +43,15 @@ export const analyticsRouter = router({
     .input(workspaceAnalyticsInput)
     .output(workspaceAnalyticsOutput)
     .query(({ ctx, input }) => workspaceAnalytics(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to })),
+
+  // Dashboard only (no REST path): unique visitors are not part of service.md's answers.
+  daily: authedProcedure
+    .input(workspaceAnalyticsInput)
+    .output(dailyVisitorsOutput)
+    .query(async ({ ctx, input }) => ({ days: await dailyVisitors(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to }) })),
+
+  export: authedProcedure
+    .input(workspaceAnalyticsInput)
+    .output(exportClicksOutput)
+    .query(async ({ ctx, input }) => ({ clicks: await exportClicks(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to }) })),
 });
