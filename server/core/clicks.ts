@@ -123,9 +123,10 @@ async function enrichBatch(batch: Pending[], edgeMode: "none" | "cloudfront" | "
 
 /** Gives each visit of the batch its visitor key (a spooled or retried visit gets the same key within its day). */
 async function assignVisitorKeys(keys: VisitorKeys, batch: Pending[], rows: ClickRecord[]): Promise<void> {
+  const keyOf = await keys.keyerFor(batch.map((p) => (p.kind === "visit" ? p.visit.timestamp : 0)).filter(Boolean));
   for (let i = 0; i < batch.length; i++) {
     const p = batch[i];
-    if (p.kind === "visit") rows[i].visitor = await keys.keyFor(p.visit.timestamp, p.visit.ip, p.visit.userAgent);
+    if (p.kind === "visit") rows[i].visitor = keyOf(p.visit.timestamp, p.visit.ip, p.visit.userAgent);
   }
 }
 

@@ -24,8 +24,20 @@ export class VisitorKeys {
 
   /** The key of a visit at `timestamp`, or null when its day's salt is gone (a click replayed days later). */
   async keyFor(timestamp: number, ip: string, userAgent: string, now = Date.now()): Promise<string | null> {
-    const salt = await this.saltOf(utcDay(timestamp), now);
-    return salt === null ? null : createHmac("sha256", salt).update(`${ip}\n${userAgent}`).digest("base64url").slice(0, 22);
+    return (await this.keyerFor([timestamp], now))(timestamp, ip, userAgent);
+  }
+
+  /** A synchronous keyer for a batch: the salts of its days are fetched once, not per click. */
+  async keyerFor(timestamps: number[], now = Date.now()): Promise<(timestamp: number, ip: string, userAgent: string) => string | null> {
+    const salts = new Map<string, string | null>();
+    for (const ts of timestamps) {
+      const day = utcDay(ts);
+      if (!salts.has(day)) salts.set(day, await this.saltOf(day, now));
+    }
+    return (timestamp, ip, userAgent) => {
+      const salt = salts.get(utcDay(timestamp));
+      return salt ? createHmac("sha256", salt).update(`${ip}\n${userAgent}`).digest("base64url").slice(0, 22) : null;
+    };
   }
 
   private async saltOf(day: string, now: number): Promise<string | null> {

@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const visit = (linkId: string, workspaceId: string, ip: string, userAgent = PEOPLE.macSafari): Visit => ({
+const visit = (linkId: string, workspaceId: string, ip: string, userAgent: string = PEOPLE.macSafari): Visit => ({
   linkId,
   workspaceId,
   timestamp: Date.now(),
