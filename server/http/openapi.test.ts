@@ -21,6 +21,7 @@ const PUBLIC_OPERATIONS = [
   "POST /reports",
   "GET /links",
   "POST /links",
+  "POST /links/bulk",
   "GET /links/{id}",
   "PATCH /links/{id}",
   "DELETE /links/{id}",

@@ -3,6 +3,7 @@ import { authedProcedure, optionalAuthProcedure, router } from "../../trpc/init"
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
 import { createLink, deleteLink, getLink, listLinks, updateLink } from "./links.service";
 import { dashboardLinkProcedures } from "./dashboard";
+import { bulkCreateProcedure } from "./bulk";
 
 const TAG = "links";
 
@@ -25,6 +26,8 @@ export const linkRouter = router({
     .input(createLinkInput)
     .output(linkOutput)
     .mutation(({ ctx, input }) => createLink(ctx, ctx.actor, input)),
+
+  bulk: bulkCreateProcedure,
 
   list: authedProcedure
     .meta({

@@ -1,0 +1,82 @@
+import { z } from "zod";
+import { AppError, isDatabaseUnavailable, toPublicError, type Fields } from "../../domain/errors";
+import { body } from "../../lib/input";
+import { authedProcedure } from "../../trpc/init";
+import type { Actor, Context } from "../../trpc/context";
+import { createLinkInput, linkOutput, type CreateLinkInput, type LinkDto } from "./links.schema";
+import { createLink } from "./links.service";
+
+export const BULK_MAX_LINKS = 100;
+
+/** An item that failed `createLinkInput`: kept raw, so it is parsed again on its own for its `fields`. */
+class InvalidItem {
+  constructor(readonly raw: unknown) {}
+}
+
+/**
+ * Each item is exactly a POST /links body. `.catch` keeps one bad item from failing the whole body
+ * (extensions §3: each item is validated and created on its own) while the OpenAPI document still
+ * shows the item schema of POST /links.
+ */
+const bulkItem = createLinkInput.catch(({ input }) => new InvalidItem(input) as unknown as CreateLinkInput);
+
+export const bulkCreateInput = body({
+  links: z.array(bulkItem).min(1, `1 to ${BULK_MAX_LINKS} links`).max(BULK_MAX_LINKS, `1 to ${BULK_MAX_LINKS} links`),
+});
+
+const bulkError = z.object({
+  index: z.number().int(),
+  error: z.string(),
+  fields: z.record(z.string(), z.array(z.string())).optional(),
+});
+export const bulkCreateOutput = z.object({ created: z.array(linkOutput), errors: z.array(bulkError) });
+export type BulkError = z.infer<typeof bulkError>;
+
+const itemError = (index: number, e: { error: string; fields?: Fields }): BulkError =>
+  e.fields ? { index, error: e.error, fields: e.fields } : { index, error: e.error };
+
+/**
+ * POST /links/bulk: every item through the same schema and the same create service as POST /links,
+ * one after the other, so `created` keeps the input order and each item's error carries the code and
+ * `fields` POST /links would have answered. A database that is down before anything was created
+ * fails the whole call (503); after that, the remaining items report it one by one.
+ */
+export async function bulkCreateLinks(ctx: Context, actor: Actor, input: { links: CreateLinkInput[] }) {
+  const created: LinkDto[] = [];
+  const errors: BulkError[] = [];
+  for (const [index, item] of input.links.entries()) {
+    if (item instanceof InvalidItem) {
+      const parsed = createLinkInput.safeParse(item.raw);
+      errors.push(itemError(index, toPublicError(parsed.success ? new AppError("VALIDATION_FAILED") : parsed.error).body));
+      continue;
+    }
+    try {
+      created.push(await createLink(ctx, actor, item));
+    } catch (e) {
+      if (!(e instanceof AppError)) {
+        if (!created.length && isDatabaseUnavailable(e)) throw e;
+        ctx.app.log.error({ err: e, index }, "bulk item failed");
+      }
+      errors.push(itemError(index, toPublicError(e).body));
+    }
+  }
+  return { created, errors };
+}
+
+export const bulkCreateProcedure = authedProcedure
+  .meta({
+    openapi: {
+      method: "POST",
+      path: "/links/bulk",
+      tags: ["links"],
+      summary: "Create up to 100 links",
+      description:
+        "Each item is a POST /links body, validated and created on its own: a bad item stops no other. " +
+        "`created` lists the new links in input order; `errors` gives each failed item's 0-based `index` with the code " +
+        "(and `fields`) POST /links would have answered. 0 or more than 100 items: 400. Counts as one request for the rate limit.",
+      protect: true,
+    },
+  })
+  .input(bulkCreateInput)
+  .output(bulkCreateOutput)
+  .mutation(({ ctx, input }) => bulkCreateLinks(ctx, ctx.actor, input));
