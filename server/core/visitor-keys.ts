@@ -48,10 +48,8 @@ export class VisitorKeys {
     if (now >= dayStart + DAY_MS + SALT_GRACE_MS || dayStart > now + SALT_GRACE_MS) return null;
     const known = this.salts.get(day);
     if (known) return known;
-    await this.db
-      .insert(visitorSalts)
-      .values({ day, salt: randomBytes(32).toString("base64url") })
-      .onConflictDoNothing();
+    // Whoever inserts first makes the day's salt; everyone then reads the same one.
+    await this.db.execute(sql`insert into visitor_salts (day, salt) values (${day}, ${randomBytes(32).toString("base64url")}) on conflict (day) do nothing`);
     const [row] = await this.db
       .select({ salt: visitorSalts.salt })
       .from(visitorSalts)
