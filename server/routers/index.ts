@@ -2,6 +2,7 @@ import { accountRouter } from "./account/router";
 import { analyticsRouter } from "./analytics/router";
 import { authRouter } from "./auth/router";
 import { linkRouter } from "./links/router";
+import { importRouter } from "./imports/router";
 import { linktreeRouter } from "./linktrees/router";
 import { reportRouter } from "./reports/router";
 import { sessionRouter } from "./sessions/router";
@@ -11,6 +12,7 @@ import { createCallerFactory, router } from "../trpc/init";
 /** Singular keys: `links` collides with @trpc/client's reserved option (stack notes). */
 export const appRouter = router({
   link: linkRouter,
+  imports: importRouter,
   analytics: analyticsRouter,
   linktree: linktreeRouter,
   account: accountRouter,

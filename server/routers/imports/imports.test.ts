@@ -1,0 +1,395 @@
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { and, eq, isNull } from "drizzle-orm";
+import { stringify } from "csv-stringify/sync";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { importJobs, links } from "../../../db/schema";
+import { createTestApp, type TestApp, type TestUser } from "../../test/harness";
+import { IMPORT_MAX_BYTES } from "./csv-file";
+import { exportLinksCsv } from "./export";
+import { detectFormat, parseTime, type ImportFormat, type Mapping } from "./formats";
+import { createImportJob, ensureUploadsDir, jobFile, prepareImport, runImportJob, summary, uploadName, type RunOptions } from "./imports.service";
+import { claimNextJob } from "./runner";
+
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
+let t: TestApp;
+let alice: TestUser;
+let n = 0;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  alice = await t.user();
+});
+afterAll(() => t?.close());
+
+const deps = () => ({ db: t.app.db, config: t.app.config, driver: t.app.database.driver });
+
+/** A file's content into a fresh upload of DATA_DIR. */
+async function upload(content: string | Buffer): Promise<string> {
+  const file = path.join(await ensureUploadsDir(t.app.config.dataDir), uploadName("test"));
+  writeFileSync(file, content);
+  return file;
+}
+
+/** Imports the content for `user` the way the command line does on PostgreSQL: job made already claimed, then run here. */
+async function importCsv(content: string | Buffer, o: { user?: TestUser; format?: ImportFormat | "auto"; mapping?: Mapping; run?: RunOptions } = {}) {
+  const user = o.user ?? alice;
+  const file = await upload(content);
+  const prepared = await prepareImport(file, o.format ?? "auto", o.mapping);
+  const owner = `test-${++n}`;
+  const job = await createImportJob(deps(), { workspaceId: user.workspaceId, userId: user.id, upload: file, prepared, leaseOwner: owner });
+  const result = await runImportJob(deps(), job.id, owner, o.run);
+  const [row] = await t.app.db.select().from(importJobs).where(eq(importJobs.id, job.id));
+  return {
+    result,
+    job: row,
+    summary: summary({ ...job, rows: row.rowsTotal, created: row.created, skipped: row.skipped, rejected: row.rejected, rejects: row.rejects }),
+  };
+}
+
+const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
+const live = (workspaceId: string) =>
+  t.app.db
+    .select()
+    .from(links)
+    .where(and(eq(links.workspaceId, workspaceId), isNull(links.deletedAt)));
+const bySlug = async (workspaceId: string) => new Map((await live(workspaceId)).map((l) => [l.slug, l]));
+const rnd = () => Math.random().toString(36).slice(2, 8);
+
+describe("import: the generic format", () => {
+  it("creates every valid row with its slug, tags, titles, expiry and created_at kept, and rejects the rest with POST /links's codes", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const csv = [
+      "url,slug,tags,og_title,og_description,expires_at,created_at",
+      `https://example.com/1,g1-${s},a|b,Title 1,Desc 1,2099-01-01T00:00:00Z,2021-06-01T12:00:00Z`,
+      `https://example.com/2,g2-${s},"c,d",,,4102444800000,1600000000000`,
+      `ftp://nope,g3-${s},,,,,`,
+      `https://example.com/4,No Spaces,,,,,`,
+      `https://example.com/5,g5-${s},UPPER,,,,`,
+      `https://example.com/6,g6-${s},,,,1000,`,
+      `https://example.com/7,g7-${s},,,,,yesterday`,
+      `https://example.com/8,g8-${s},,${"x".repeat(121)},,,`,
+      `,g9-${s},,,,,`,
+      `https://example.com/10,,,,,,`,
+    ].join("\n");
+    const r = await importCsv(csv, { user });
+    expect(r.result).toBe("done");
+    expect(r.summary).toEqual({
+      rows: 10,
+      created: 3,
+      skipped: 0,
+      rejected: 7,
+      rejects: [
+        { row: 3, error: "VALIDATION_FAILED", fields: { url: ["must be an absolute http or https URL"] } },
+        { row: 4, error: "INVALID_LINK_ID", fields: { slug: ["must be 1-50 characters of 0-9, a-z and -"] } },
+        { row: 5, error: "INVALID_TAG", fields: { tags: ["0: each tag must be 1-24 characters of 0-9, a-z and -"] } },
+        { row: 6, error: "EXPIRES_AT_IN_THE_PAST", fields: { expires_at: ["must be in the future"] } },
+        { row: 7, error: "VALIDATION_FAILED", fields: { created_at: ["must be a time in ms or an ISO 8601 date"] } },
+        { row: 8, error: "VALIDATION_FAILED", fields: { og_title: ["at most 120 characters"] } },
+        { row: 9, error: "VALIDATION_FAILED", fields: { url: ["Required"] } },
+      ],
+    });
+    const got = await bySlug(user.workspaceId);
+    expect(got.get(`g1-${s}`)).toMatchObject({
+      url: "https://example.com/1",
+      tags: ["a", "b"],
+      ogTitle: "Title 1",
+      ogDescription: "Desc 1",
+      expiresAt: Date.UTC(2099, 0, 1),
+      createdAt: Date.UTC(2021, 5, 1, 12),
+    });
+    expect(got.get(`g2-${s}`)).toMatchObject({ tags: ["c", "d"], expiresAt: 4102444800000, createdAt: 1600000000000 });
+    const generated = [...got.values()].find((l) => l.url === "https://example.com/10");
+    expect(generated?.slug).toMatch(/^[0-9a-z]{4}$/);
+    expect(existsSync(jobFile(t.app.config.dataDir, r.job.id))).toBe(false); // deleted when the job ends
+  });
+
+  it("skips a slug that already points at the same URL in the workspace, so a second run of the same file creates nothing", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const csv = `url,slug\nhttps://example.com/a,s1-${s}\nhttps://example.com/b,s2-${s}\nhttps://example.com/c,\nhttps://example.com/c,\n`;
+    const first = await importCsv(csv, { user });
+    expect(first.summary).toMatchObject({ rows: 4, created: 3, skipped: 1, rejected: 0 });
+    const second = await importCsv(csv, { user });
+    expect(second.summary).toMatchObject({ rows: 4, created: 0, skipped: 4, rejected: 0, rejects: [] });
+    expect((await live(user.workspaceId)).length).toBe(3);
+  });
+
+  it("rejects a slug taken by another link (another URL, or another workspace) with LINK_ID_ALREADY_IN_USE, also within the file", async () => {
+    const other = await t.user();
+    const user = await t.user();
+    const s = rnd();
+    await importCsv(`url,slug\nhttps://example.com/theirs,taken-${s}\n`, { user: other });
+    const r = await importCsv(`url,slug\nhttps://example.com/theirs,taken-${s}\nhttps://example.com/x,dup-${s}\nhttps://example.com/y,dup-${s}\n`, { user });
+    expect(r.summary).toEqual({
+      rows: 3,
+      created: 1,
+      skipped: 0,
+      rejected: 2,
+      rejects: [
+        { row: 1, error: "LINK_ID_ALREADY_IN_USE" },
+        { row: 3, error: "LINK_ID_ALREADY_IN_USE" },
+      ],
+    });
+  });
+
+  it("rejects a row with more columns than the header row, and takes a shorter row's missing cells as empty", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const r = await importCsv(`url,slug,tags\nhttps://example.com/a,w1-${s},x,extra\nhttps://example.com/b,w2-${s}\n`, { user });
+    expect(r.summary).toEqual({
+      rows: 2,
+      created: 1,
+      skipped: 0,
+      rejected: 1,
+      rejects: [{ row: 1, error: "VALIDATION_FAILED", fields: { row: ["has 4 columns; the header row has 3"] } }],
+    });
+  });
+
+  it("refuses a URL on the redirect domain like POST /links does (no loops)", async () => {
+    const r = await importCsv(`url\nhttp://go.test/x\n`);
+    expect(r.summary.rejects).toEqual([{ row: 1, error: "VALIDATION_FAILED", fields: { url: ["url must not point at the redirect domain go.test"] } }]);
+  });
+
+  it("reads ; and tab separated files and a byte order mark", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const r1 = await importCsv(`\uFEFFurl;slug;tags\nhttps://example.com/a;sc-${s};a,b\n`, { user });
+    const r2 = await importCsv(`url\tslug\nhttps://example.com/b\ttab-${s}\n`, { user });
+    expect([r1.summary.created, r2.summary.created]).toEqual([1, 1]);
+    expect((await bySlug(user.workspaceId)).get(`sc-${s}`)?.tags).toEqual(["a", "b"]);
+  });
+});
+
+describe("import: bad files are one clear error and import nothing", () => {
+  const bad: [string, string | Buffer, RegExp][] = [
+    ["an empty file", "", /is empty/],
+    ["only blank lines", "\n\n  \n", /is empty/],
+    ["a header row only", "url,slug\n", /header row but no data rows/],
+    ["a PNG", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]), /not a CSV text file/],
+    ["invalid UTF-8", Buffer.concat([Buffer.from("url\nhttps://example.com/caf"), Buffer.from([0xe9]), Buffer.from("\n")]), /not UTF-8/],
+    ["an unclosed quote", 'url,slug\n"https://example.com/a,b\nhttps://example.com/c,d\n', /line \d+: a quoted field is never closed/],
+    ["a quote inside a bare field", 'url,slug\nhttps://example.com/a,b"c\n', /line 2: /],
+    ["JSON", '[{"url": "https://example.com/"}]', /not valid CSV/],
+    ["no URL column", "name,value\nx,y\n", /no column for the destination URL \(its header row: name, value\)/],
+  ];
+  it.each(bad)("%s", async (_what, content, message) => {
+    const file = await upload(content);
+    const before = (await live(alice.workspaceId)).length;
+    const e = await prepareImport(file, "auto").catch((x) => x);
+    expect(e.publicCode).toBe("VALIDATION_FAILED");
+    expect(e.fields.file).toEqual([expect.stringMatching(message)]);
+    expect((await live(alice.workspaceId)).length).toBe(before);
+  });
+
+  it(`a file over ${IMPORT_MAX_BYTES / 1024 / 1024} MB`, async () => {
+    const file = await upload(Buffer.alloc(IMPORT_MAX_BYTES + 1, "a"));
+    const e = await prepareImport(file, "auto").catch((x) => x);
+    expect(e.fields.file).toEqual([expect.stringMatching(/is larger than 20 MB/)]);
+  });
+
+  it("a mapping naming a column the file does not have, or no URL column", async () => {
+    const file = await upload("a,b\nhttps://example.com/,x\n");
+    const e = await prepareImport(file, "generic", { url: "nope" }).catch((x) => x);
+    expect(e.fields).toEqual({ mapping: ['url: the header row has no column "nope"', "url: choose the column that holds the destination URL"] });
+    const ok = await prepareImport(file, "generic", { url: "a", slug: "b" });
+    expect(ok.mapping).toEqual({ url: "a", slug: "b" });
+  });
+});
+
+describe("import: the exports of Bitly, Shlink, Kutt and YOURLS", () => {
+  it.each([
+    ["bitly.csv", "bitly"],
+    ["shlink.csv", "shlink"],
+    ["kutt.csv", "kutt"],
+    ["yourls.csv", "yourls"],
+    ["yourls-plugin.csv", "yourls"],
+    ["generic.csv", "generic"],
+  ])("recognises %s by its header row as %s", async (name, format) => {
+    const prepared = await prepareImport(await upload(fixture(name)), "auto");
+    expect(prepared.detected).toBe(format);
+  });
+
+  it("imports a Bitly export: the custom back-half (else the Bitlink) as the slug, lower-cased; title, tags, created_at", async () => {
+    const user = await t.user();
+    const r = await importCsv(fixture("bitly.csv"), { user });
+    expect(r.summary).toMatchObject({ rows: 3, created: 3, rejected: 0 });
+    const got = await bySlug(user.workspaceId);
+    expect(got.get("3xyzabc")).toMatchObject({
+      url: "https://example.com/spring?utm_source=bitly&utm_medium=email",
+      ogTitle: "Spring sale",
+      tags: ["email", "spring-sale"],
+      createdAt: Date.parse("2023-03-01T10:15:00Z"),
+    });
+    expect(got.get("launch-day")?.url).toBe("https://example.com/launch");
+    expect(got.get("2pqrstu")?.tags).toEqual(["docs"]);
+  });
+
+  it("imports a Shlink export (short codes, titles, | tags, created_at with its offset)", async () => {
+    const user = await t.user();
+    const r = await importCsv(fixture("shlink.csv"), { user });
+    expect(r.summary).toMatchObject({ rows: 3, created: 3, rejected: 0 });
+    const got = await bySlug(user.workspaceId);
+    expect(got.get("ab3de")).toMatchObject({
+      url: "https://example.com/articles/a",
+      ogTitle: "Article A",
+      tags: ["blog", "news"],
+      createdAt: Date.parse("2023-05-01T08:00:00Z"),
+    });
+    expect(got.get("summer-2023")).toMatchObject({ ogTitle: null, tags: [] });
+  });
+
+  it("imports Kutt links (address, target, description, expire_in)", async () => {
+    const user = await t.user();
+    const r = await importCsv(fixture("kutt.csv"), { user });
+    expect(r.summary).toMatchObject({ rows: 2, created: 2, rejected: 0 });
+    const got = await bySlug(user.workspaceId);
+    expect(got.get("xk3pq")).toMatchObject({ url: "https://example.com/blog", ogDescription: "Company blog", createdAt: Date.parse("2024-01-15T09:12:00Z") });
+    expect(got.get("docs")).toMatchObject({ expiresAt: Date.parse("2999-12-31T00:00:00Z") });
+  });
+
+  it("imports YOURLS exports: the table's keyword,url,title,timestamp (UTC) and the plugin's /source/,target,hits", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const table = fixture("yourls.csv")
+      .toString()
+      .replace(/^ozh,/m, `ozh-${s},`)
+      .replace("yourlsblog,", `yourlsblog-${s},`)
+      .replace("Promo24,", `Promo24${s},`);
+    const r = await importCsv(table, { user });
+    expect(r.summary).toMatchObject({ rows: 3, created: 3, rejected: 0 });
+    const got = await bySlug(user.workspaceId);
+    expect(got.get(`ozh-${s}`)).toMatchObject({ url: "https://ozh.org/", ogTitle: "ozh.org", createdAt: Date.UTC(2022, 4, 10, 14, 2, 33) });
+    expect(got.get(`promo24${s}`)?.url).toBe("https://example.com/promo?c=24");
+    const plugin = fixture("yourls-plugin.csv").toString().replace("/ozh/", `/ozh2-${s}/`).replace("/promo/", `/promo-${s}/`);
+    const p = await importCsv(plugin, { user });
+    expect(p.summary).toMatchObject({ rows: 2, created: 2 });
+    expect((await bySlug(user.workspaceId)).get(`promo-${s}`)?.url).toBe("https://example.com/promo");
+  });
+
+  it("takes a format named explicitly over the recognised one", async () => {
+    const header = "keyword,url\n";
+    expect(detectFormat(header.trim().split(","))).toBe("yourls");
+    const prepared = await prepareImport(await upload(`${header}ab,https://example.com/\n`), "generic");
+    expect(prepared.format).toBe("generic");
+    expect(prepared.mapping).toEqual({ url: "url" });
+  });
+});
+
+describe("times", () => {
+  it.each([
+    ["1704067200000", 1704067200000],
+    ["2024-01-01", Date.UTC(2024, 0, 1)],
+    ["2024-01-01T10:00:00Z", Date.UTC(2024, 0, 1, 10)],
+    ["2024-01-01T10:00:00.123+02:00", Date.UTC(2024, 0, 1, 8, 0, 0, 123)],
+    ["2024-01-01 10:00:00", Date.UTC(2024, 0, 1, 10)],
+    ["2020-10-26T17:20:40+0000", Date.UTC(2020, 9, 26, 17, 20, 40)],
+    ["yesterday", undefined],
+    ["2024-13-01", undefined],
+  ])("%s", (v, ms) => expect(parseTime(v)).toBe(ms));
+});
+
+describe("export", () => {
+  const readAll = async (stream: NodeJS.ReadableStream) => {
+    let out = "";
+    for await (const chunk of stream) out += chunk;
+    return out;
+  };
+
+  it("streams every link of the workspace in the generic columns plus id, short_url and clicks", async () => {
+    const user = await t.user();
+    const s = rnd();
+    await importCsv(`url,slug,tags,og_title,expires_at,created_at\nhttps://example.com/e1,e1-${s},a|b,=SUM(1),2099-01-01,2022-01-01\n`, { user });
+    const csv = await readAll(exportLinksCsv(t.app.db, t.app.config, user.workspaceId));
+    const [head, line] = csv.split("\r\n");
+    expect(head).toBe("id,slug,short_url,url,tags,created_at,expires_at,clicks,og_title,og_description");
+    expect(line).toMatch(
+      new RegExp(`^[0-9a-z]{8},e1-${s},http://go.test/e1-${s},https://example.com/e1,a\\|b,2022-01-01T00:00:00.000Z,2099-01-01T00:00:00.000Z,0,'=SUM\\(1\\),$`),
+    );
+  });
+
+  it("imports back unchanged: every generic field of every link, into a new workspace", async () => {
+    const from = await t.user();
+    const to = await t.user();
+    const s = rnd();
+    const rows = Array.from({ length: 1500 }, (_, i) => [
+      `https://example.com/rt/${i}?q="${i}"&a=b,c`,
+      `rt${i}-${s}`,
+      i % 3 ? "x|y-z" : "",
+      i % 2 ? `Title, "${i}"` : i % 7 ? "" : "-1+2",
+      i % 5 ? "" : "Line 1\nLine 2 ü ✓",
+      i % 4 ? "" : String(4102444800000 + i),
+      String(1600000000000 + i),
+    ]);
+    await importCsv(stringify([["url", "slug", "tags", "og_title", "og_description", "expires_at", "created_at"], ...rows]), { user: from });
+    const exported = await readAll(exportLinksCsv(t.app.db, t.app.config, from.workspaceId));
+    // Slugs are one namespace: the copy goes in after the originals are deleted.
+    await t.app.db.update(links).set({ deletedAt: Date.now() }).where(eq(links.workspaceId, from.workspaceId));
+    const back = await importCsv(exported, { user: to });
+    expect(back.summary).toMatchObject({ rows: 1500, created: 1500, skipped: 0, rejected: 0 });
+    const pick = (l: typeof links.$inferSelect) => [l.slug, l.url, l.tags, l.ogTitle, l.ogDescription, l.expiresAt, l.createdAt];
+    const original = (await t.app.db.select().from(links).where(eq(links.workspaceId, from.workspaceId))).map(pick).sort();
+    const copy = (await live(to.workspaceId)).map(pick).sort();
+    expect(copy).toEqual(original);
+    // And the same export into the same workspace again: nothing new.
+    const again = await importCsv(exported, { user: to });
+    expect(again.summary).toMatchObject({ created: 0, skipped: 1500 });
+  });
+});
+
+describe("import: a job resumes where it stopped", () => {
+  it("stops between batches when asked, and the next run goes on from rows_done: every row once", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const csv = `url,slug\n${Array.from({ length: 1000 }, (_, i) => `https://example.com/r/${i},r${i}-${s}`).join("\n")}\n${Array.from({ length: 200 }, (_, i) => `https://example.com/g/${i},`).join("\n")}\n`;
+    const file = await upload(csv);
+    const prepared = await prepareImport(file, "auto");
+    const job = await createImportJob(deps(), { workspaceId: user.workspaceId, userId: user.id, upload: file, prepared, leaseOwner: "first" });
+    let batches = 0;
+    expect(await runImportJob(deps(), job.id, "first", { batchSize: 100, shouldStop: () => ++batches > 4 })).toBe("stopped");
+    const [mid] = await t.app.db.select().from(importJobs).where(eq(importJobs.id, job.id));
+    expect(mid).toMatchObject({ rowsDone: 400, created: 400, leaseOwner: null, status: "running" });
+    expect((await live(user.workspaceId)).length).toBe(400);
+    // Another instance claims it (released: no lease) and finishes.
+    expect(await claimNextJob(t.app.db, "second", false)).toBe(job.id);
+    expect(await runImportJob(deps(), job.id, "second", { batchSize: 100 })).toBe("done");
+    const [end] = await t.app.db.select().from(importJobs).where(eq(importJobs.id, job.id));
+    expect(end).toMatchObject({ status: "done", rowsDone: 1200, created: 1200, skipped: 0, rejected: 0 });
+    const all = await live(user.workspaceId);
+    expect(all.length).toBe(1200);
+    expect(new Set(all.map((l) => l.url)).size).toBe(1200);
+  });
+
+  it("commits nothing for an instance whose lease was taken over (fencing by owner and rows_done)", async () => {
+    const user = await t.user();
+    const file = await upload(`url\n${Array.from({ length: 50 }, (_, i) => `https://example.com/f/${i}`).join("\n")}\n`);
+    const job = await createImportJob(deps(), {
+      workspaceId: user.workspaceId,
+      userId: user.id,
+      upload: file,
+      prepared: await prepareImport(file, "auto"),
+      leaseOwner: "old",
+    });
+    await t.app.db.update(importJobs).set({ leaseOwner: "new" }).where(eq(importJobs.id, job.id));
+    expect(await runImportJob(deps(), job.id, "old", { batchSize: 10 })).toBe("lost");
+    expect((await live(user.workspaceId)).length).toBe(0);
+  });
+
+  it("fails a job whose file is gone, keeping what went in", async () => {
+    const user = await t.user();
+    const file = await upload(`url\nhttps://example.com/gone\n`);
+    const job = await createImportJob(deps(), {
+      workspaceId: user.workspaceId,
+      userId: user.id,
+      upload: file,
+      prepared: await prepareImport(file, "auto"),
+      leaseOwner: "x",
+    });
+    unlinkSync(jobFile(t.app.config.dataDir, job.id));
+    expect(await runImportJob(deps(), job.id, "x")).toBe("failed");
+    const [row] = await t.app.db.select().from(importJobs).where(eq(importJobs.id, job.id));
+    expect(row).toMatchObject({ status: "failed", error: expect.stringContaining("no longer") });
+  });
+});

@@ -1,0 +1,52 @@
+import path from "node:path";
+import { z } from "zod";
+import { AppError } from "../../domain/errors";
+import { authedProcedure, router } from "../../trpc/init";
+import type { Actor } from "../../trpc/context";
+import { inspectInput, inspectionOutput, jobInput, jobOutput, startInput } from "./imports.schema";
+import { createImportJob, getImportJob, inspectUpload, listImportJobs, prepareImport, uploadOwner, uploadsDir } from "./imports.service";
+import { kickImportRunners } from "./runner";
+import type { Mapping } from "./formats";
+
+/** An upload is its uploader's: another user's name answers like a missing one. */
+function ownUpload(actor: Actor, upload: string): string {
+  if (uploadOwner(upload) !== actor.userId) throw new AppError("VALIDATION_FAILED", { fields: { upload: ["is gone: upload the file again"] } });
+  return upload;
+}
+
+// Dashboard procedures (no openapi meta): the upload itself is a multipart form of the dashboard
+// (app/routes/_app.links.import.tsx), which stores the file under DATA_DIR/imports/uploads.
+export const importRouter = router({
+  /** What an uploaded file holds: header, row count, a preview, the recognised format, each format's mapping. */
+  inspect: authedProcedure
+    .input(inspectInput)
+    .output(inspectionOutput)
+    .mutation(({ ctx, input }) => inspectUpload(ctx.app.config.dataDir, ownUpload(ctx.actor, input.upload), input.format)),
+
+  /** Queues the import of an upload into the caller's workspace; the job runner takes it at once. */
+  start: authedProcedure
+    .input(startInput)
+    .output(jobOutput)
+    .mutation(async ({ ctx, input }) => {
+      const file = path.join(uploadsDir(ctx.app.config.dataDir), ownUpload(ctx.actor, input.upload));
+      const prepared = await prepareImport(file, input.format, input.mapping as Mapping | undefined);
+      const job = await createImportJob(
+        { db: ctx.app.db, config: ctx.app.config },
+        { workspaceId: ctx.actor.workspaceId, userId: ctx.actor.userId, upload: file, prepared },
+      );
+      kickImportRunners();
+      return job;
+    }),
+
+  /** One import of the workspace, with its progress and report. */
+  get: authedProcedure
+    .input(jobInput)
+    .output(jobOutput)
+    .query(({ ctx, input }) => getImportJob(ctx.app.db, ctx.actor.workspaceId, input.id)),
+
+  /** The workspace's ten latest imports (without their reports). */
+  list: authedProcedure
+    .input(z.object({}).strict())
+    .output(z.object({ imports: z.array(jobOutput) }))
+    .query(async ({ ctx }) => ({ imports: await listImportJobs(ctx.app.db, ctx.actor.workspaceId) })),
+});

@@ -1,0 +1,171 @@
+import os from "node:os";
+import { randomBytes } from "node:crypto";
+import { readdir, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import type { DbOrTx } from "../../../db/client";
+import { importJobs } from "../../../db/schema";
+import { isDatabaseUnavailable } from "../../domain/errors";
+import type { AppServices } from "../../core/services";
+import { LEASE_MS, releaseJob, runImportJob, uploadsDir, type ImportDeps, type RunResult } from "./imports.service";
+
+/** Who holds a lease: host, process id, and a random part (pids are reused). */
+export const newLeaseOwner = () => `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * A lease nobody can be using any more, even before it runs out: on the embedded database every
+ * lease but ours is stale (PGlite allows one process per data directory), and a lease of this host
+ * whose process is gone (kill -9) is too.
+ */
+export function staleLease(owner: string, self: string, embedded: boolean): boolean {
+  if (owner === self) return false;
+  if (embedded) return true;
+  const [host, pid] = owner.split(":");
+  return host === os.hostname() && Number(pid) !== process.pid && !processAlive(Number(pid));
+}
+
+type Candidate = { id: string; leaseOwner: string | null; leaseUntil: number | null };
+
+/**
+ * Claims the oldest unfinished job nobody holds (no lease, an expired one, or a stale one), by a
+ * compare-and-set on the lease it saw, so two instances never both win. Null: nothing to do.
+ */
+export async function claimNextJob(db: DbOrTx, owner: string, embedded: boolean): Promise<string | null> {
+  const now = Date.now();
+  const candidates: Candidate[] = await db
+    .select({ id: importJobs.id, leaseOwner: importJobs.leaseOwner, leaseUntil: importJobs.leaseUntil })
+    .from(importJobs)
+    .where(inArray(importJobs.status, ["queued", "running"]))
+    .orderBy(asc(importJobs.createdAt))
+    .limit(20);
+  for (const c of candidates) {
+    const free = c.leaseOwner === null || c.leaseUntil === null || c.leaseUntil < now || staleLease(c.leaseOwner, owner, embedded);
+    if (!free) continue;
+    const [won] = await db
+      .update(importJobs)
+      .set({ status: "running", leaseOwner: owner, leaseUntil: now + LEASE_MS, updatedAt: now })
+      .where(
+        and(
+          eq(importJobs.id, c.id),
+          inArray(importJobs.status, ["queued", "running"]),
+          c.leaseOwner === null ? isNull(importJobs.leaseOwner) : eq(importJobs.leaseOwner, c.leaseOwner),
+          c.leaseUntil === null ? isNull(importJobs.leaseUntil) : eq(importJobs.leaseUntil, c.leaseUntil),
+        ),
+      )
+      .returning({ id: importJobs.id });
+    if (won) return won.id;
+  }
+  return null;
+}
+
+/** Uploads nobody went on with (the dashboard's step between upload and start) are deleted after a day. */
+async function sweepUploads(dataDir: string): Promise<void> {
+  const dir = uploadsDir(dataDir);
+  const old = Date.now() - 24 * 3600_000;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const file = path.join(dir, name);
+    const s = await stat(file).catch(() => null);
+    if (s && s.mtimeMs < old) await unlink(file).catch(() => {});
+  }
+}
+
+export type ImportRunner = {
+  /** Look for work now instead of at the next poll. */
+  kick(): void;
+  /** Finish the batch in progress, give the job back (it resumes at the next start) and stop. */
+  stop(): Promise<void>;
+  readonly owner: string;
+};
+
+const runners = new Set<ImportRunner>();
+/** Wakes this process's runners (a job was just queued here). */
+export function kickImportRunners(): void {
+  for (const r of runners) r.kick();
+}
+
+/**
+ * The import runner of a server process (started by main.ts): it claims queued jobs, and jobs whose
+ * instance stopped (a released, expired or stale lease), one at a time, and runs them to the end.
+ * So a job survives SIGTERM (released after the batch in progress) and kill -9 (its lease is stale
+ * or runs out), and resumes at its `rows_done` with nothing imported twice.
+ */
+export function startImportRunner(app: AppServices, opts: { pollMs?: number; batchSize?: number } = {}): ImportRunner {
+  const owner = newLeaseOwner();
+  const pollMs = opts.pollMs ?? 1000;
+  const embedded = app.database.driver === "pglite";
+  const deps: ImportDeps = { db: app.db, config: app.config, log: app.log, driver: app.database.driver };
+  let stopping = false;
+  let wake: (() => void) | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let current: string | null = null;
+  const failures = new Map<string, number>();
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      timer = setTimeout(resolve, ms);
+    }).finally(() => {
+      wake = null;
+      clearTimeout(timer);
+    });
+
+  const loop = (async () => {
+    void sweepUploads(app.config.dataDir);
+    while (!stopping) {
+      let delay = pollMs;
+      try {
+        const id = await claimNextJob(app.db, owner, embedded);
+        if (id) {
+          current = id;
+          app.log.info({ job: id }, "import started");
+          const result: RunResult = await runImportJob(deps, id, owner, { batchSize: opts.batchSize, shouldStop: () => stopping });
+          app.log.info({ job: id, result }, "import ended");
+          failures.delete(id);
+          delay = 0;
+        }
+      } catch (e) {
+        // A database outage waits it out; anything else is retried twice, then the job fails.
+        const id = current;
+        if (id && !isDatabaseUnavailable(e)) {
+          const n = (failures.get(id) ?? 0) + 1;
+          failures.set(id, n);
+          app.log.error({ err: e, job: id, attempt: n }, "import failed");
+          if (n >= 3) {
+            await app.db
+              .update(importJobs)
+              .set({ status: "failed", error: "internal error", leaseOwner: null, leaseUntil: null, finishedAt: Date.now(), updatedAt: Date.now() })
+              .where(and(eq(importJobs.id, id), eq(importJobs.leaseOwner, owner)))
+              .catch(() => {});
+          }
+        } else app.log.warn({ err: e }, "import runner: database unavailable");
+        if (id) await releaseJob(app.db, id, owner).catch(() => {});
+        delay = 5000;
+      } finally {
+        current = null;
+      }
+      if (!stopping && delay) await sleep(delay);
+    }
+  })();
+
+  const runner: ImportRunner = {
+    owner,
+    kick: () => wake?.(),
+    async stop() {
+      stopping = true;
+      wake?.();
+      runners.delete(runner);
+      await loop;
+    },
+  };
+  runners.add(runner);
+  return runner;
+}
