@@ -1,5 +1,5 @@
-import { eq } from "drizzle-orm";
-import { apiTokens, users } from "../../db/schema";
+import { and, eq } from "drizzle-orm";
+import { apiTokens, memberships, sessions, users } from "../../db/schema";
 import type { AppServices } from "./services";
 import type { Actor, RequestInfo, ResponseSink } from "../domain/types";
 import { sha256 } from "../lib/crypto";
@@ -32,6 +32,11 @@ export function readSessionCookie(req: Pick<RequestInfo, "headers">): string | n
   }
 }
 
+/**
+ * The token, its user and the user's membership of the token's workspace, in one query: a token
+ * whose user has left (or been removed from) its workspace answers 401 from the next request on,
+ * on every instance, since nothing here is cached.
+ */
 async function resolveToken(app: AppServices, header: string): Promise<AuthResult> {
   const m = BEARER_RE.exec(header);
   if (!m) return { actor: null, invalid: true };
@@ -40,13 +45,15 @@ async function resolveToken(app: AppServices, header: string): Promise<AuthResul
       id: apiTokens.id,
       revokedAt: apiTokens.revokedAt,
       lastUsedAt: apiTokens.lastUsedAt,
+      workspaceId: apiTokens.workspaceId,
       userId: users.id,
-      workspaceId: users.workspaceId,
       plan: users.plan,
       isAdmin: users.isAdmin,
+      role: memberships.role,
     })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId))
+    .innerJoin(memberships, and(eq(memberships.workspaceId, apiTokens.workspaceId), eq(memberships.userId, apiTokens.userId)))
     .where(eq(apiTokens.tokenHash, sha256(m[1])))
     .limit(1);
   if (!row || row.revokedAt !== null) return { actor: null, invalid: true };
@@ -55,20 +62,64 @@ async function resolveToken(app: AppServices, header: string): Promise<AuthResul
     await app.db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id));
   }
   return {
-    actor: { via: "token", tokenId: row.id, userId: row.userId, workspaceId: row.workspaceId, plan: row.plan, isAdmin: row.isAdmin },
+    actor: { via: "token", tokenId: row.id, userId: row.userId, workspaceId: row.workspaceId, role: row.role, plan: row.plan, isAdmin: row.isAdmin },
     invalid: false,
   };
 }
 
+/** lib/lucia: sessions last 30 days and slide once half of that has passed. */
+const SESSION_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * Lucia's validateSession, as one query that also reads the session's current workspace and the
+ * user's membership of it. A session whose workspace the user no longer belongs to (left, removed,
+ * workspace deleted) acts in the user's personal workspace from this request on, and forgets it.
+ */
 async function resolveSession(app: AppServices, sessionId: string, res: ResponseSink): Promise<AuthResult> {
-  const { session, user } = await app.lucia.validateSession(sessionId);
-  if (!session || !user) {
+  const [row] = await app.db
+    .select({
+      id: sessions.id,
+      expiresAt: sessions.expiresAt,
+      current: sessions.workspaceId,
+      userId: users.id,
+      personal: users.workspaceId,
+      plan: users.plan,
+      isAdmin: users.isAdmin,
+      role: memberships.role,
+    })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .leftJoin(memberships, and(eq(memberships.workspaceId, sessions.workspaceId), eq(memberships.userId, sessions.userId)))
+    .where(eq(sessions.id, sessionId))
+    .limit(1);
+  const now = Date.now();
+  if (!row || row.expiresAt.getTime() <= now) {
+    if (row) await app.db.delete(sessions).where(eq(sessions.id, row.id));
     res.appendHeader("Set-Cookie", app.lucia.createBlankSessionCookie().serialize());
     return { actor: null, invalid: false };
   }
-  if (session.fresh) res.appendHeader("Set-Cookie", app.lucia.createSessionCookie(session.id).serialize());
+  if (row.expiresAt.getTime() - SESSION_MS / 2 <= now) {
+    await app.db
+      .update(sessions)
+      .set({ expiresAt: new Date(now + SESSION_MS) })
+      .where(eq(sessions.id, row.id));
+    res.appendHeader("Set-Cookie", app.lucia.createSessionCookie(row.id).serialize());
+  }
+  // A personal workspace has exactly one member, its owner.
+  let workspaceId = row.personal;
+  let role: "owner" | "member" = "owner";
+  if (row.current !== null && row.role !== null) {
+    workspaceId = row.current;
+    role = row.role;
+  } else if (row.current !== null) {
+    // No longer a member there: back in the personal workspace from this request on.
+    await app.db
+      .update(sessions)
+      .set({ workspaceId: null })
+      .where(and(eq(sessions.id, row.id), eq(sessions.workspaceId, row.current)));
+  }
   return {
-    actor: { via: "session", sessionId: session.id, userId: user.id, workspaceId: user.workspaceId, plan: user.plan, isAdmin: user.isAdmin },
+    actor: { via: "session", sessionId: row.id, userId: row.userId, workspaceId, role, plan: row.plan, isAdmin: row.isAdmin },
     invalid: false,
   };
 }

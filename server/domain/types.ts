@@ -5,7 +5,14 @@ import type { IncomingHttpHeaders } from "node:http";
 export type Actor = {
   via: "token" | "session";
   userId: string;
+  /**
+   * The workspace the request acts in, checked against memberships on every request: the token's
+   * bound workspace, or the session's current one (the user's personal workspace when none is set
+   * or the user is no longer a member of it). Every service scopes by it.
+   */
   workspaceId: string;
+  /** The caller's role in `workspaceId` (extensions §1), when resolved from a credential. */
+  role?: "owner" | "member";
   plan: "free" | "pro";
   isAdmin: boolean;
   /** Set when `via` is "token". */

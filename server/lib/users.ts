@@ -39,14 +39,22 @@ export async function createUserWithWorkspace(
 export const LIVE_TOKENS_BY_PLAN = { free: 1, pro: 10 } as const;
 
 /**
- * Creates an API token: the value is returned once, only its SHA-256 is stored. The plan's
- * live-token limit is checked under a lock on the user row, so two parallel creations cannot
- * both take the last slot.
+ * Creates an API token bound to `workspaceId` (the workspace current when it is made; default the
+ * user's personal one), of which the user must be a member. The value is returned once, only its
+ * SHA-256 is stored. The plan's live-token limit counts the user's tokens in every workspace and
+ * is checked under a lock on the user row, so two parallel creations cannot both take the last slot.
  */
 export async function issueToken(db: DbOrTx, userId: string, name: string, workspaceId?: string): Promise<{ token: string; record: TokenRow }> {
   return db.transaction(async (tx) => {
     const [user] = await tx.select({ plan: users.plan, workspaceId: users.workspaceId }).from(users).where(eq(users.id, userId)).for("update");
     if (!user) throw new AppError("NOT_FOUND");
+    if (workspaceId !== undefined && workspaceId !== user.workspaceId) {
+      const [member] = await tx
+        .select({ role: memberships.role })
+        .from(memberships)
+        .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.userId, userId)));
+      if (!member) throw new AppError("NOT_FOUND");
+    }
     const [{ live }] = await tx
       .select({ live: count() })
       .from(apiTokens)

@@ -7,6 +7,7 @@ import { linktreeRouter } from "./linktrees/router";
 import { reportRouter } from "./reports/router";
 import { sessionRouter } from "./sessions/router";
 import { tokenRouter } from "./tokens/router";
+import { workspaceRouter } from "./workspaces/router";
 import { createCallerFactory, router } from "../trpc/init";
 
 /** Singular keys: `links` collides with @trpc/client's reserved option (stack notes). */
@@ -20,6 +21,7 @@ export const appRouter = router({
   token: tokenRouter,
   session: sessionRouter,
   report: reportRouter,
+  workspace: workspaceRouter,
 });
 
 export type AppRouter = typeof appRouter;

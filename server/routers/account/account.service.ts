@@ -1,18 +1,19 @@
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, count, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
-import { apiTokens, emailCodes, links, linktreeItems, linktrees, sessions, users, workspaces } from "../../../db/schema";
+import { apiTokens, domains, emailCodes, links, linktreeItems, linktrees, memberships, sessions, users, workspaces } from "../../../db/schema";
 import { AppError, isUniqueViolation, notFound } from "../../domain/errors";
 import { consume } from "../../lib/rate-limit";
 import { normalizeEmail } from "../../lib/users";
 import { checkNoLoops } from "../links/links.service";
 import type { AppServices } from "../../core/services";
-import type { Context } from "../../trpc/context";
+import type { Actor, Context } from "../../trpc/context";
 import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "../auth/email-codes";
 import type { AccountDto } from "./account.schema";
 
 const emailInUse = () => new AppError("EMAIL_IN_USE", { message: "e-mail address belongs to another account" });
 
-export async function getAccount(db: DbOrTx, userId: string): Promise<AccountDto> {
+/** The Account in `workspaceId` (the credential's workspace), or in the user's personal workspace. */
+export async function getAccount(db: DbOrTx, userId: string, workspaceId?: string): Promise<AccountDto> {
   const [row] = await db
     .select({
       id: users.id,
@@ -24,24 +25,24 @@ export async function getAccount(db: DbOrTx, userId: string): Promise<AccountDto
       workspaceName: workspaces.name,
     })
     .from(users)
-    .innerJoin(workspaces, eq(workspaces.id, users.workspaceId))
+    .innerJoin(workspaces, eq(workspaces.id, workspaceId ?? users.workspaceId))
     .where(eq(users.id, userId));
-  if (!row) throw new AppError("UNAUTHORIZED"); // the user was deleted under a live credential
+  if (!row) throw new AppError("UNAUTHORIZED"); // the user (or the workspace) was deleted under a live credential
   return {
     user: { id: row.id, email: row.email, name: row.name, avatar_url: row.avatarUrl, created_at: row.createdAt },
     workspace: { id: row.workspaceId, name: row.workspaceName },
   };
 }
 
-export async function updateAccount(db: DbOrTx, userId: string, name: string | null): Promise<AccountDto> {
-  await db.update(users).set({ name }).where(eq(users.id, userId));
-  return getAccount(db, userId);
+export async function updateAccount(db: DbOrTx, actor: Actor, name: string | null): Promise<AccountDto> {
+  await db.update(users).set({ name }).where(eq(users.id, actor.userId));
+  return getAccount(db, actor.userId, actor.workspaceId);
 }
 
-export async function setAvatar(app: AppServices, userId: string, avatarUrl: string | null): Promise<AccountDto> {
+export async function setAvatar(app: AppServices, actor: Actor, avatarUrl: string | null): Promise<AccountDto> {
   checkNoLoops(app.config, { avatar_url: avatarUrl });
-  await app.db.update(users).set({ avatarUrl }).where(eq(users.id, userId));
-  return getAccount(app.db, userId);
+  await app.db.update(users).set({ avatarUrl }).where(eq(users.id, actor.userId));
+  return getAccount(app.db, actor.userId, actor.workspaceId);
 }
 
 /** Mails a code to the new address; nothing changes until account.verifyEmail (decisions §2). */
@@ -54,7 +55,8 @@ export async function startEmailChange(ctx: Context, userId: string, newEmail: s
   await app.mail.send(codeMail(email, code, "email_change"));
 }
 
-export async function verifyEmailChange(app: AppServices, userId: string, code: string): Promise<AccountDto> {
+export async function verifyEmailChange(app: AppServices, actor: Actor, code: string): Promise<AccountDto> {
+  const { userId } = actor;
   const changed = await app.db.transaction(async (tx) => {
     const match = await consumeEmailCode(tx, app.config.sessionSecret, { purpose: "email_change", userId }, code);
     if (!match) return false;
@@ -69,36 +71,73 @@ export async function verifyEmailChange(app: AppServices, userId: string, code: 
     return true;
   });
   if (!changed) throw invalidCode();
-  return getAccount(app.db, userId);
+  return getAccount(app.db, userId, actor.workspaceId);
 }
 
 /**
- * Removes the user, its workspace, tokens, sessions, e-mail codes and every link of the
- * workspace (hard delete, so slugs are freed; linktrees and their items too) in one
- * transaction. Click events stay (they have no foreign key).
+ * Empties a workspace that is going away (its deletion, or its last member's account deletion):
+ * every link record (hard delete, so slugs are freed; linktrees and their items too), its domains,
+ * and its tokens revoked; sessions in it fall back to their personal workspace. Click events stay
+ * (they have no foreign key). Answers the slugs to drop from the link caches once committed.
+ */
+export async function purgeWorkspace(tx: DbOrTx, workspaceId: string): Promise<string[]> {
+  const live = await tx
+    .select({ slug: links.slug, domainId: links.domainId })
+    .from(links)
+    .where(and(eq(links.workspaceId, workspaceId), isNull(links.deletedAt)));
+  const trees = tx.select({ id: linktrees.id }).from(linktrees).where(eq(linktrees.workspaceId, workspaceId));
+  await tx.delete(linktreeItems).where(inArray(linktreeItems.linktreeId, trees));
+  await tx.delete(linktrees).where(eq(linktrees.workspaceId, workspaceId));
+  await tx.delete(links).where(eq(links.workspaceId, workspaceId));
+  await tx.delete(domains).where(eq(domains.workspaceId, workspaceId));
+  await tx
+    .update(apiTokens)
+    .set({ revokedAt: Date.now() })
+    .where(and(eq(apiTokens.workspaceId, workspaceId), isNull(apiTokens.revokedAt)));
+  await tx.update(sessions).set({ workspaceId: null }).where(eq(sessions.workspaceId, workspaceId));
+  // Memberships and invitations go with the workspace (ON DELETE CASCADE).
+  await tx.delete(workspaces).where(eq(workspaces.id, workspaceId));
+  // The link cache's key: the slug on the default domain, `<domainId>/<slug>` on a branded one.
+  return live.map((l) => (l.domainId === null ? l.slug : `${l.domainId}/${l.slug}`));
+}
+
+/**
+ * Removes the user, its personal workspace, tokens, sessions, e-mail codes and every link of the
+ * workspace in one transaction (see purgeWorkspace). Shared workspaces: the user's membership goes;
+ * one the user is the only member of is deleted like the personal one; one where the user is the
+ * last owner and others remain answers 409 LAST_OWNER and nothing changes.
  */
 export async function deleteAccount(app: AppServices, userId: string): Promise<void> {
   const slugs = await app.db.transaction(async (tx) => {
     const [user] = await tx.select({ workspaceId: users.workspaceId, email: users.email }).from(users).where(eq(users.id, userId)).for("update");
     if (!user) throw notFound();
-    const ws = user.workspaceId;
-    const live = await tx
-      .select({ slug: links.slug })
-      .from(links)
-      .where(and(eq(links.workspaceId, ws), isNull(links.deletedAt)));
-    const trees = tx.select({ id: linktrees.id }).from(linktrees).where(eq(linktrees.workspaceId, ws));
-    await tx.delete(linktreeItems).where(inArray(linktreeItems.linktreeId, trees));
-    await tx.delete(linktrees).where(eq(linktrees.workspaceId, ws));
-    await tx.delete(links).where(eq(links.workspaceId, ws));
+    // Locks the shared workspaces' rows (as every membership change does), in id order.
+    const shared = await tx
+      .select({ id: workspaces.id, role: memberships.role })
+      .from(memberships)
+      .innerJoin(workspaces, eq(workspaces.id, memberships.workspaceId))
+      .where(and(eq(memberships.userId, userId), ne(workspaces.id, user.workspaceId)))
+      .orderBy(workspaces.id)
+      .for("update", { of: workspaces });
+    const emptied: string[] = [];
+    for (const ws of shared) {
+      const [others] = await tx
+        .select({ all: count(), owners: sql<number>`count(*) filter (where ${memberships.role} = 'owner')`.mapWith(Number) })
+        .from(memberships)
+        .where(and(eq(memberships.workspaceId, ws.id), ne(memberships.userId, userId)));
+      if (others.all === 0) emptied.push(ws.id);
+      else if (ws.role === "owner" && others.owners === 0) throw new AppError("LAST_OWNER");
+    }
+    const slugs: string[] = [];
+    for (const id of emptied) slugs.push(...(await purgeWorkspace(tx, id)));
     await tx.delete(apiTokens).where(eq(apiTokens.userId, userId));
     await tx.delete(sessions).where(eq(sessions.userId, userId));
     await tx.delete(emailCodes).where(eq(emailCodes.userId, userId));
     await tx.delete(emailCodes).where(eq(emailCodes.email, user.email));
-    await tx.delete(users).where(eq(users.id, userId));
-    // Another user sharing the workspace would keep it; today every workspace has one user.
-    const [stillUsed] = await tx.select({ id: users.id }).from(users).where(eq(users.workspaceId, ws)).limit(1);
-    if (!stillUsed) await tx.delete(workspaces).where(eq(workspaces.id, ws));
-    return live.map((l) => l.slug);
+    await tx.delete(users).where(eq(users.id, userId)); // and its memberships
+    // After the user: users.workspace_id refers to the personal workspace.
+    slugs.push(...(await purgeWorkspace(tx, user.workspaceId)));
+    return slugs;
   });
   await app.invalidateSlugs(slugs);
 }

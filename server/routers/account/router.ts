@@ -18,19 +18,19 @@ export const accountRouter = router({
         path: "/account",
         tags: [TAG],
         summary: "Get the signed-in account",
-        description: "The user and workspace the credential belongs to.",
+        description: "The user, and the workspace the request acts in: the token's, or the session's current one.",
         protect: true,
       },
     })
     .input(z.object({}).optional())
     .output(accountOutput)
-    .query(({ ctx }) => getAccount(ctx.app.db, ctx.actor.userId)),
+    .query(({ ctx }) => getAccount(ctx.app.db, ctx.actor.userId, ctx.actor.workspaceId)),
 
   update: sessionOnlyProcedure
     .meta(internal("PATCH", "/account", "Rename the account", "Sets the user's display name; empty or null clears it."))
     .input(updateAccountInput)
     .output(accountOutput)
-    .mutation(({ ctx, input }) => updateAccount(ctx.app.db, ctx.actor.userId, input.name)),
+    .mutation(({ ctx, input }) => updateAccount(ctx.app.db, ctx.actor, input.name)),
 
   changeEmail: sessionOnlyProcedure
     .meta({
@@ -47,11 +47,16 @@ export const accountRouter = router({
     .meta(internal("POST", "/account/email/verify", "Confirm the new e-mail address", "Applies the e-mail change confirmed by the code."))
     .input(verifyEmailInput)
     .output(accountOutput)
-    .mutation(({ ctx, input }) => verifyEmailChange(ctx.app, ctx.actor.userId, input.code)),
+    .mutation(({ ctx, input }) => verifyEmailChange(ctx.app, ctx.actor, input.code)),
 
   delete: sessionOnlyProcedure
     .meta({
-      ...internal("DELETE", "/account", "Delete the account", "Removes the user, its workspace, tokens, sessions and links (slugs freed); click events stay."),
+      ...internal(
+        "DELETE",
+        "/account",
+        "Delete the account",
+        "Removes the user, its personal workspace, tokens, sessions and links (slugs freed); click events stay. The last owner of a shared workspace with other members: 409 LAST_OWNER.",
+      ),
       successStatus: 204,
     })
     .input(z.object({}).optional())
@@ -65,5 +70,5 @@ export const accountRouter = router({
   setAvatar: sessionOnlyProcedure
     .input(setAvatarInput)
     .output(accountOutput)
-    .mutation(({ ctx, input }) => setAvatar(ctx.app, ctx.actor.userId, input.avatar_url)),
+    .mutation(({ ctx, input }) => setAvatar(ctx.app, ctx.actor, input.avatar_url)),
 });

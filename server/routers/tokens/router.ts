@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { router, sessionOnlyProcedure } from "../../trpc/init";
 import { apiTokenOutput, createTokenInput, createTokenOutput, tokenIdInput } from "./tokens.schema";
-import { createToken, listTokens, revokeToken } from "./tokens.service";
+import { createToken, listTokens, listTokensWithWorkspace, revokeToken } from "./tokens.service";
 
 const TAG = "tokens";
 
@@ -29,7 +29,8 @@ export const tokenRouter = router({
         path: "/account/tokens",
         tags: [TAG],
         summary: "Create an API token",
-        description: "The token is shown once. Free plan: one live token (409 TOKEN_LIMIT_REACHED).",
+        description:
+          "The token is shown once and acts in the workspace the session is in now. Free plan: one live token over all workspaces (409 TOKEN_LIMIT_REACHED).",
         protect: true,
       },
       internal: true,
@@ -37,7 +38,13 @@ export const tokenRouter = router({
     })
     .input(createTokenInput)
     .output(createTokenOutput)
-    .mutation(({ ctx, input }) => createToken(ctx.app.db, ctx.actor.userId, input.name)),
+    .mutation(({ ctx, input }) => createToken(ctx.app.db, ctx.actor.userId, input.name, ctx.actor.workspaceId)),
+
+  /** No REST: the dashboard's list, with the workspace each token acts in. */
+  listWithWorkspace: sessionOnlyProcedure
+    .input(z.object({}).optional())
+    .output(z.object({ tokens: z.array(apiTokenOutput.extend({ workspace: z.object({ id: z.string(), name: z.string().nullable() }).nullable() })) }))
+    .query(async ({ ctx }) => ({ tokens: await listTokensWithWorkspace(ctx.app.db, ctx.actor.userId) })),
 
   revoke: sessionOnlyProcedure
     .meta({

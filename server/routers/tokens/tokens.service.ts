@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
-import { apiTokens } from "../../../db/schema";
+import { apiTokens, workspaces } from "../../../db/schema";
 import { notFound } from "../../domain/errors";
 import { issueToken, type TokenRow } from "../../lib/users";
 import type { ApiTokenDto } from "./tokens.schema";
@@ -24,14 +24,36 @@ export const toApiTokenDto = (r: Pick<TokenRow, "id" | "name" | "prefix" | "crea
   revoked_at: r.revokedAt,
 });
 
+/** Every token of the user, in every workspace (the free plan's one live token counts them all). */
 export async function listTokens(db: DbOrTx, userId: string): Promise<ApiTokenDto[]> {
   const rows = await db.select(columns).from(apiTokens).where(eq(apiTokens.userId, userId)).orderBy(desc(apiTokens.createdAt), desc(apiTokens.id));
   return rows.map(toApiTokenDto);
 }
 
-/** The plan's live-token limit is enforced under a lock in issueToken (409 TOKEN_LIMIT_REACHED). */
-export async function createToken(db: DbOrTx, userId: string, name: string): Promise<{ token: string; record: ApiTokenDto }> {
-  const { token, record } = await issueToken(db, userId, name);
+/** The dashboard's list: each record with the workspace it acts in (null: a workspace since deleted). */
+export async function listTokensWithWorkspace(
+  db: DbOrTx,
+  userId: string,
+): Promise<(ApiTokenDto & { workspace: { id: string; name: string | null } | null })[]> {
+  const rows = await db
+    .select({ ...columns, workspaceId: apiTokens.workspaceId, workspaceName: workspaces.name, personal: workspaces.personal })
+    .from(apiTokens)
+    .leftJoin(workspaces, eq(workspaces.id, apiTokens.workspaceId))
+    .where(eq(apiTokens.userId, userId))
+    .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id));
+  return rows.map((r) => ({
+    ...toApiTokenDto(r),
+    workspace: r.personal === null ? null : { id: r.workspaceId, name: r.personal ? "Personal" : r.workspaceName },
+  }));
+}
+
+/**
+ * The token is bound to `workspaceId`, the workspace the request acts in (extensions §1; the
+ * command line: the personal one). The plan's live-token
+ * limit counts every workspace and is enforced under a lock in issueToken (409 TOKEN_LIMIT_REACHED).
+ */
+export async function createToken(db: DbOrTx, userId: string, name: string, workspaceId?: string): Promise<{ token: string; record: ApiTokenDto }> {
+  const { token, record } = await issueToken(db, userId, name, workspaceId);
   return { token, record: toApiTokenDto(record) };
 }
 

@@ -1,0 +1,156 @@
+import { z } from "zod";
+import { publicProcedure, router, sessionOnlyProcedure, type Meta } from "../../trpc/init";
+import { accountOutput } from "../account/account.schema";
+import {
+  acceptInviteInput,
+  createInviteInput,
+  createWorkspaceInput,
+  inviteIdInput,
+  inviteOutput,
+  invitePreviewOutput,
+  memberIdInput,
+  memberOutput,
+  previewInviteInput,
+  updateMemberInput,
+  updateWorkspaceInput,
+  workspaceIdInput,
+  workspaceOutput,
+} from "./workspaces.schema";
+import {
+  acceptInvite,
+  createInvite,
+  createWorkspace,
+  deleteWorkspace,
+  listMembers,
+  listWorkspaces,
+  previewInvite,
+  removeMember,
+  renameWorkspace,
+  revokeInvite,
+  setMemberRole,
+  switchWorkspace,
+} from "./workspaces.service";
+
+const TAG = "workspaces";
+/**
+ * Team administration is account administration (extensions §1): a session only (a token gets 403
+ * SESSION_REQUIRED, no credential 401), under API_URL, not in /openapi.json.
+ */
+const internal = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, summary: string, description: string): Meta => ({
+  openapi: { method, path, tags: [TAG], summary, description, protect: true },
+  internal: true,
+});
+
+export const workspaceRouter = router({
+  list: sessionOnlyProcedure
+    .meta(internal("GET", "/workspaces", "List workspaces", "The caller's workspaces with role and member count, personal first, then by name."))
+    .input(z.object({}).optional())
+    .output(z.object({ workspaces: z.array(workspaceOutput) }))
+    .query(async ({ ctx }) => ({ workspaces: await listWorkspaces(ctx.app.db, ctx.actor) })),
+
+  create: sessionOnlyProcedure
+    .meta({ ...internal("POST", "/workspaces", "Create a workspace", "A shared workspace with the caller as its owner."), successStatus: 201 })
+    .input(createWorkspaceInput)
+    .output(workspaceOutput)
+    .mutation(({ ctx, input }) => createWorkspace(ctx.app.db, ctx.actor, input.name)),
+
+  switch: sessionOnlyProcedure
+    .meta(internal("POST", "/workspaces/{id}/switch", "Switch workspace", "This session acts in the workspace from now on; answers the Account."))
+    .input(workspaceIdInput)
+    .output(accountOutput)
+    .mutation(({ ctx, input }) => switchWorkspace(ctx.app.db, ctx.actor, input.id)),
+
+  update: sessionOnlyProcedure
+    .meta(internal("PATCH", "/workspaces/{id}", "Rename a workspace", "Owners only."))
+    .input(updateWorkspaceInput)
+    .output(workspaceOutput)
+    .mutation(({ ctx, input }) => renameWorkspace(ctx.app.db, ctx.actor, input.id, input.name)),
+
+  delete: sessionOnlyProcedure
+    .meta({
+      ...internal(
+        "DELETE",
+        "/workspaces/{id}",
+        "Delete a workspace",
+        "Owners only. Its links and linktrees are deleted (slugs freed), its tokens revoked, its domains removed; click events stay. A personal workspace: 409 PERSONAL_WORKSPACE.",
+      ),
+      successStatus: 204,
+    })
+    .input(workspaceIdInput)
+    .output(z.void())
+    .mutation(async ({ ctx, input }) => {
+      await deleteWorkspace(ctx.app, ctx.actor, input.id);
+    }),
+
+  members: sessionOnlyProcedure
+    .meta(internal("GET", "/workspaces/{id}/members", "List members", "Members and pending invitations; any member may look."))
+    .input(workspaceIdInput)
+    .output(z.object({ members: z.array(memberOutput), invites: z.array(inviteOutput) }))
+    .query(({ ctx, input }) => listMembers(ctx.app.db, ctx.actor, input.id)),
+
+  invite: sessionOnlyProcedure
+    .meta({
+      ...internal(
+        "POST",
+        "/workspaces/{id}/invites",
+        "Invite by e-mail",
+        "Owners only. Mails a link valid for 7 days; replaces a pending invitation for the same address. A member already: 409 ALREADY_MEMBER.",
+      ),
+      successStatus: 201,
+    })
+    .input(createInviteInput)
+    .output(inviteOutput)
+    .mutation(({ ctx, input }) => createInvite(ctx.app, ctx.actor, input)),
+
+  revokeInvite: sessionOnlyProcedure
+    .meta({
+      ...internal("DELETE", "/workspaces/{id}/invites/{inviteId}", "Revoke an invitation", "Owners only; the mailed link stops working."),
+      successStatus: 204,
+    })
+    .input(inviteIdInput)
+    .output(z.void())
+    .mutation(async ({ ctx, input }) => {
+      await revokeInvite(ctx.app.db, ctx.actor, input.id, input.inviteId);
+    }),
+
+  acceptInvite: sessionOnlyProcedure
+    .meta(
+      internal(
+        "POST",
+        "/invites/accept",
+        "Accept an invitation",
+        "Joins the workspace with the invitation's role. Signed in as another address: 403 INVITE_EMAIL_MISMATCH; unknown, used, revoked or expired: 404.",
+      ),
+    )
+    .input(acceptInviteInput)
+    .output(z.object({ workspace: workspaceOutput }))
+    .mutation(({ ctx, input }) => acceptInvite(ctx.app.db, ctx.actor, input.token)),
+
+  updateMember: sessionOnlyProcedure
+    .meta(internal("PATCH", "/workspaces/{id}/members/{userId}", "Change a member's role", "Owners only. Leaving no owner: 409 LAST_OWNER."))
+    .input(updateMemberInput)
+    .output(memberOutput)
+    .mutation(({ ctx, input }) => setMemberRole(ctx.app.db, ctx.actor, input)),
+
+  removeMember: sessionOnlyProcedure
+    .meta({
+      ...internal(
+        "DELETE",
+        "/workspaces/{id}/members/{userId}",
+        "Remove a member, or leave",
+        "Owners, or the member themself. Leaving no owner: 409 LAST_OWNER. The member's tokens bound to the workspace stop working at once.",
+      ),
+      successStatus: 204,
+    })
+    .input(memberIdInput)
+    .output(z.void())
+    .mutation(async ({ ctx, input }) => {
+      await removeMember(ctx.app.db, ctx.actor, input.id, input.userId);
+    }),
+
+  /** No REST: the invitation landing page, before sign-in. The mailed token is the credential. */
+  previewInvite: publicProcedure
+    .input(previewInviteInput)
+    .output(invitePreviewOutput)
+    .query(({ ctx, input }) => previewInvite(ctx.app.db, input.token)),
+});

@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { body, text } from "../../lib/input";
+import { emailSchema } from "../account/account.schema";
+
+export const NAME_MAX = 100;
+export const ROLES = ["owner", "member"] as const;
+export type Role = (typeof ROLES)[number];
+
+const name = text().trim().min(1, `must be 1-${NAME_MAX} characters`).max(NAME_MAX, `must be 1-${NAME_MAX} characters`);
+/** Exactly `owner` or `member`; anything else is 400 VALIDATION_FAILED naming `role`. */
+const role = z.enum(ROLES, { errorMap: () => ({ message: "must be owner or member" }) });
+/** Workspace, member and invitation ids are opaque: any text is accepted and an unknown one is 404. */
+const anyId = text();
+
+export const workspaceIdInput = z.object({ id: anyId });
+export const createWorkspaceInput = body({ name });
+export const updateWorkspaceInput = body({ id: anyId, name });
+export const createInviteInput = body({ id: anyId, email: emailSchema, role });
+export const inviteIdInput = z.object({ id: anyId, inviteId: anyId });
+/** A malformed token is simply unknown (404), like a wrong one. */
+export const acceptInviteInput = body({ token: text().min(1, "required").max(200, "at most 200 characters") });
+export const previewInviteInput = z.object({ token: text().max(200, "at most 200 characters") });
+export const updateMemberInput = body({ id: anyId, userId: anyId, role });
+export const memberIdInput = z.object({ id: anyId, userId: anyId });
+
+export const workspaceOutput = z.object({
+  id: z.string(),
+  name: z.string().nullable(),
+  role: z.enum(ROLES),
+  personal: z.boolean(),
+  current: z.boolean(),
+  members: z.number().int(),
+});
+export type WorkspaceDto = z.infer<typeof workspaceOutput>;
+
+export const memberOutput = z.object({
+  user_id: z.string(),
+  email: z.string(),
+  name: z.string().nullable(),
+  role: z.enum(ROLES),
+  joined_at: z.number().int(),
+});
+export type MemberDto = z.infer<typeof memberOutput>;
+
+export const inviteOutput = z.object({
+  id: z.string(),
+  email: z.string(),
+  role: z.enum(ROLES),
+  created_at: z.number().int(),
+  expires_at: z.number().int(),
+});
+export type InviteDto = z.infer<typeof inviteOutput>;
+
+/** What the invitation landing page shows before (and after) sign-in. */
+export const invitePreviewOutput = z.object({
+  workspace: z.object({ id: z.string(), name: z.string().nullable() }),
+  email: z.string(),
+  role: z.enum(ROLES),
+  invited_by: z.string().nullable(),
+  expires_at: z.number().int(),
+});
+export type InvitePreviewDto = z.infer<typeof invitePreviewOutput>;
