@@ -1,0 +1,107 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase, type Database } from "../../../db/client";
+import { createTestDatabase, tempDataDir } from "../../../db/test-db";
+import { parseConfig } from "../../config";
+import { createServices, type AppServices } from "../../core/services";
+import { startServers, type RunningServers } from "../../http/server";
+import { createUserWithWorkspace, issueToken } from "../../lib/users";
+import { freePort, http } from "../../test/harness";
+import { invitationToken } from "./teams.test-helper";
+
+/**
+ * Two service instances on one database (a second connection pool on PostgreSQL; the same embedded
+ * database on PGlite), as behind a load balancer. Removing a member on one takes effect on the
+ * other's very next request: nothing about memberships is cached anywhere.
+ */
+type Instance = { app: AppServices; api: string; servers: RunningServers };
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let second: Database;
+let a: Instance, b: Instance;
+const dataDir = tempDataDir(); // one outbox for both, like one mail relay
+
+async function instance(database: Database): Promise<Instance> {
+  const [appPort, redirectPort] = [await freePort(), await freePort()];
+  const config = parseConfig({
+    APP_URL: `http://127.0.0.1:${appPort}`,
+    REDIRECT_URL: `http://127.0.0.1:${redirectPort}`,
+    DATA_DIR: dataDir,
+    SESSION_SECRET: "s".repeat(32),
+    REDIS_URL: process.env.REDIS_URL,
+    LOG_LEVEL: "silent",
+  });
+  const app = await createServices(config, database, { rateLimitPrefix: `i${randomBytes(6).toString("hex")}` });
+  const servers = await startServers(app, { remix: false });
+  return { app, api: `http://127.0.0.1:${appPort}/api`, servers };
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  second = db.url ? await openDatabase({ databaseUrl: db.url, migrate: false, poolSize: 3 }) : db;
+  a = await instance(db);
+  b = await instance(second);
+});
+afterAll(async () => {
+  for (const i of [a, b]) {
+    await i?.servers.close();
+    await i?.app.clicks?.close();
+    await i?.app.limits.close();
+  }
+  if (second && second !== db) await second.close();
+  await db?.dispose();
+});
+
+const on = (i: Instance) => (method: string, path: string, headers?: Record<string, string>, json?: unknown) =>
+  http(`${i.api}${path}`, { method, headers, json });
+
+async function signedIn(app: AppServices) {
+  const email = `i${randomBytes(5).toString("hex")}@example.com`;
+  const user = await createUserWithWorkspace(app.db, { email, plan: "pro" });
+  const session = await app.lucia.createSession(user.id, { createdAt: Date.now() });
+  return { id: user.id, email, personal: user.workspaceId, cookie: { cookie: `app_session=${session.id}` } };
+}
+
+describe("two instances on one database", () => {
+  it("a member removed on one instance: on the other, their token bound to the workspace answers 401 and their session is back in the personal workspace at the very next request", async () => {
+    const [A, B] = [on(a), on(b)];
+    const owner = await signedIn(a.app);
+    const member = await signedIn(a.app);
+    const ws = (await A("POST", "/workspaces", owner.cookie, { name: "Shared" })).json.id;
+    expect((await A("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: member.email, role: "member" })).status).toBe(201);
+    // Accepted and switched on B; the token is made on B, bound to the shared workspace.
+    expect((await B("POST", "/invites/accept", member.cookie, { token: invitationToken(a.app, member.email) })).status).toBe(200);
+    expect((await B("POST", `/workspaces/${ws}/switch`, member.cookie)).status).toBe(200);
+    const { token } = (await B("POST", "/account/tokens", member.cookie, { name: "b" })).json;
+    const bearer = { authorization: `Bearer ${token}` };
+    // Both instances have served the member in the workspace (warm, if anything were cached).
+    for (const X of [A, B]) {
+      expect((await X("GET", "/account", bearer)).json.workspace.id).toBe(ws);
+      expect((await X("GET", "/account", member.cookie)).json.workspace.id).toBe(ws);
+      expect((await X("GET", "/links", bearer)).status).toBe(200);
+    }
+
+    expect((await A("DELETE", `/workspaces/${ws}/members/${member.id}`, owner.cookie)).status).toBe(204);
+
+    const tokenAnswer = await B("GET", "/links", bearer);
+    expect(tokenAnswer.status).toBe(401);
+    expect(tokenAnswer.json).toEqual({ error: "UNAUTHORIZED" });
+    expect((await B("GET", "/account", member.cookie)).json.workspace.id).toBe(member.personal);
+    expect((await A("GET", "/links", bearer)).status).toBe(401);
+  });
+
+  it("a member leaving on one instance: the other answers 401 to their token bound to the workspace at once", async () => {
+    const [A, B] = [on(a), on(b)];
+    const owner = await signedIn(b.app);
+    const member = await signedIn(b.app);
+    const ws = (await B("POST", "/workspaces", owner.cookie, { name: "Shared 2" })).json.id;
+    await B("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: member.email, role: "member" });
+    await A("POST", "/invites/accept", member.cookie, { token: invitationToken(b.app, member.email) });
+    const { token } = await issueToken(a.app.db, member.id, "direct", ws);
+    const bearer = { authorization: `Bearer ${token}` };
+    expect((await B("GET", "/links", bearer)).status).toBe(200);
+    // The member leaves through A; B answers 401 at once, A too.
+    expect((await A("DELETE", `/workspaces/${ws}/members/${member.id}`, member.cookie)).status).toBe(204);
+    expect((await B("GET", "/links", bearer)).status).toBe(401);
+    expect((await B("GET", `/workspaces/${ws}/members`, member.cookie)).status).toBe(404);
+  });
+});
