@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isIP } from "node:net";
 import path from "node:path";
 import { z } from "zod";
 
@@ -43,6 +44,23 @@ const envSchema = z.object({
   SESSION_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   /** Clicks held in memory while the database is away; beyond, they spill to DATA_DIR/click-spool. */
   CLICK_BUFFER_MAX: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").default(100_000),
+  /** DNS servers for domain verification (extensions §2): comma-separated `host:port` (IP addresses); unset: the system's. */
+  DNS_SERVERS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const servers = v.split(",").map((s) => s.trim());
+      for (const s of servers) {
+        if (!dnsServer(s)) {
+          ctx.addIssue({ code: "custom", message: `"${s}" is not host:port (an IPv4 address, or [IPv6], then :port 1-65535)` });
+          return z.NEVER;
+        }
+      }
+      return servers;
+    }),
+  /** Scheme of branded short links (`https`: TLS ends at the operator's proxy). */
+  CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().default("development"),
 });
@@ -64,7 +82,20 @@ export type Config = Readonly<{
   production: boolean;
   /** Memory bound of the click buffer (CLICK_BUFFER_MAX). */
   clickBufferMax?: number;
+  /** DNS servers (`host:port`) for domain verification; undefined: the system resolver. */
+  dnsServers?: readonly string[];
+  /** Scheme of branded domains' short links (CUSTOM_DOMAIN_SCHEME). */
+  customDomainScheme?: "https" | "http";
 }>;
+
+/** `1.2.3.4:53`, `[::1]:5353`, or an address alone (port 53), as node:dns's setServers takes them. */
+function dnsServer(s: string): boolean {
+  const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(s) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(s);
+  if (!m) return isIP(s) === 6;
+  const port = m[2] === undefined ? 53 : Number(m[2]);
+  const ipv6 = s.startsWith("[");
+  return isIP(m[1]) === (ipv6 ? 6 : 4) && port >= 1 && port <= 65535;
+}
 
 export class ConfigError extends Error {}
 
@@ -103,6 +134,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     sessionSecret: e.SESSION_SECRET ?? loadOrCreateSecret(dataDir),
     logLevel: e.LOG_LEVEL,
     clickBufferMax: e.CLICK_BUFFER_MAX,
+    dnsServers: e.DNS_SERVERS,
+    customDomainScheme: e.CUSTOM_DOMAIN_SCHEME,
     production: e.NODE_ENV === "production",
   });
 }
