@@ -1,11 +1,18 @@
 import { and, eq, isNull } from "drizzle-orm";
-import { links, type Targeting } from "../../db/schema";
+import { domains, links, type Targeting } from "../../db/schema";
+import type { Config } from "../config";
 import { isDatabaseUnavailable } from "../domain/errors";
 import type { Db } from "../../db/client";
 import type { LruCache } from "../lib/lru";
 
 /** What a lookup needs of the app (the services container provides it). */
 export type LookupDeps = { db: Db; linkCache: LruCache<CacheEntry> };
+
+/**
+ * The link cache's key: the plain slug on the default redirect domain (so nothing changes there),
+ * `<domainId>/<slug>` on a branded domain (a slug has no `/`, so the two never meet).
+ */
+export const linkCacheKey = (domainId: string | null, slug: string) => (domainId === null ? slug : `${domainId}/${slug}`);
 
 /** What the redirect host needs of a link; cached per slug. */
 export type CachedLink = {
@@ -31,7 +38,7 @@ export const CACHE_TTL_MS = 60_000;
 /** A known miss ("no live link has this slug"), kept with its time like a hit. */
 export type CachedMiss = { miss: true; cachedAt: number };
 export type CacheEntry = CachedLink | CachedMiss;
-const isMiss = (e: CacheEntry): e is CachedMiss => "miss" in e;
+const isMiss = (e: CacheEntry | DomainEntry): e is CachedMiss => "miss" in e;
 
 /** After a read fails because the database is unavailable, how long expired entries are served as they are. */
 export const OUTAGE_RETRY_MS = 5_000;
@@ -43,7 +50,16 @@ const outages = new WeakMap<object, number>();
  * undefined when it must be read. Lets the hot path answer a cache hit without awaiting.
  */
 export function peekLinkBySlug(app: LookupDeps, slug: string, now = Date.now()): CachedLink | null | undefined {
-  const entry = app.linkCache.get(slug);
+  return peekLink(app, slug, now);
+}
+
+/** `peekLinkBySlug` on a branded domain: that domain's namespace only. */
+export function peekLinkOnDomain(app: LookupDeps, domain: ServedDomain, slug: string, now = Date.now()): CachedLink | null | undefined {
+  return peekLink(app, domain.keyPrefix + slug, now);
+}
+
+function peekLink(app: LookupDeps, key: string, now: number): CachedLink | null | undefined {
+  const entry = app.linkCache.get(key);
   if (entry === undefined) return undefined;
   // Invalidations (NOTIFY) drop entries at once; the TTL covers a notification that never came,
   // for misses too, so a link created on another instance cannot stay 404 here. While the
@@ -52,33 +68,38 @@ export function peekLinkBySlug(app: LookupDeps, slug: string, now = Date.now()):
   return isMiss(entry) ? null : entry;
 }
 
-/** The live (not deleted) link with this slug, through the cache. Null when there is none. */
-export async function lookupLinkBySlug(app: LookupDeps, slug: string): Promise<CachedLink | null> {
+/**
+ * The live (not deleted) link with this slug, through the cache. Null when there is none. Without
+ * `domain`, the default redirect domain's namespace; with it, that branded domain's.
+ */
+export async function lookupLinkBySlug(app: LookupDeps, slug: string, domain?: ServedDomain): Promise<CachedLink | null> {
   const now = Date.now();
-  const hit = peekLinkBySlug(app, slug, now);
+  const domainId = domain ? domain.id : null;
+  const key = domain ? domain.keyPrefix + slug : slug;
+  const hit = peekLink(app, key, now);
   if (hit !== undefined) return hit;
-  const stale = app.linkCache.get(slug);
+  const stale = app.linkCache.get(key);
   if (stale !== undefined && outages.has(app.linkCache)) {
     // The last read found the database down: answer from the expired entry at once and try the
     // database in the background, once per OUTAGE_RETRY_MS, instead of making visitors wait on it.
     outages.set(app.linkCache, now + OUTAGE_RETRY_MS);
-    readThrough(app, slug, now).catch(() => {});
+    readThrough(app, key, domainId, slug, now).catch(() => {});
     return isMiss(stale) ? null : stale;
   }
-  return readThrough(app, slug, now);
+  return readThrough(app, key, domainId, slug, now);
 }
 
 /** Reads the link and caches the answer; when the read fails, the expired entry is the answer. */
-async function readThrough(app: LookupDeps, slug: string, now: number): Promise<CachedLink | null> {
+async function readThrough(app: LookupDeps, key: string, domainId: string | null, slug: string, now: number): Promise<CachedLink | null> {
   const version = app.linkCache.version;
   let rows;
   try {
-    rows = await readLink(app, slug);
+    rows = await readLink(app, domainId, slug);
   } catch (e) {
     if (isDatabaseUnavailable(e)) outages.set(app.linkCache, Date.now() + OUTAGE_RETRY_MS);
     // Database away: the expired snapshot is the best answer there is (issue 8: cached links
     // keep redirecting during an outage); invalidations still drop it.
-    const stale = app.linkCache.get(slug);
+    const stale = app.linkCache.get(key);
     if (stale) return isMiss(stale) ? null : stale;
     throw e;
   }
@@ -86,28 +107,85 @@ async function readThrough(app: LookupDeps, slug: string, now: number): Promise<
   const [row] = rows;
   const value: CachedLink | null = row ? { ...row, targeting: row.targeting ?? null, cachedAt: now } : null;
   // An invalidation that arrived while we read may mean this row is already stale: don't keep it.
-  if (app.linkCache.version === version) app.linkCache.set(slug, value ?? { miss: true, cachedAt: now });
+  if (app.linkCache.version === version) app.linkCache.set(key, value ?? { miss: true, cachedAt: now });
   return value;
 }
 
-function readLink(app: LookupDeps, slug: string) {
-  return app.db
-    .select({
-      id: links.id,
-      workspaceId: links.workspaceId,
-      slug: links.slug,
-      url: links.url,
-      kind: links.kind,
-      expiresAt: links.expiresAt,
-      expirationUrl: links.expirationUrl,
-      targeting: links.targeting,
-      passwordHash: links.passwordHash,
-      ogTitle: links.ogTitle,
-      ogDescription: links.ogDescription,
-      ogImage: links.ogImage,
-      updatedAt: links.updatedAt,
-    })
-    .from(links)
-    .where(and(eq(links.slug, slug), isNull(links.deletedAt)))
-    .limit(1);
+function readLink(app: LookupDeps, domainId: string | null, slug: string) {
+  return (
+    app.db
+      .select({
+        id: links.id,
+        workspaceId: links.workspaceId,
+        slug: links.slug,
+        url: links.url,
+        kind: links.kind,
+        expiresAt: links.expiresAt,
+        expirationUrl: links.expirationUrl,
+        targeting: links.targeting,
+        passwordHash: links.passwordHash,
+        ogTitle: links.ogTitle,
+        ogDescription: links.ogDescription,
+        ogImage: links.ogImage,
+        updatedAt: links.updatedAt,
+      })
+      .from(links)
+      // `domain_id IS NULL` is also what lets the default namespace's partial unique index answer.
+      .where(and(eq(links.slug, slug), isNull(links.deletedAt), domainId === null ? isNull(links.domainId) : eq(links.domainId, domainId)))
+      .limit(1)
+  );
+}
+
+/** A verified branded domain as the redirect host serves it; cached per host name. */
+export type ServedDomain = {
+  id: string;
+  name: string;
+  notFoundUrl: string | null;
+  /** `<id>/`: the prefix of its slugs' link cache keys. */
+  keyPrefix: string;
+  /** `${CUSTOM_DOMAIN_SCHEME}://<name>`: the base of its short links. */
+  base: string;
+  cachedAt: number;
+};
+export type DomainEntry = ServedDomain | CachedMiss;
+export type DomainLookupDeps = { db: Db; config: Config; domainCache: LruCache<DomainEntry> };
+
+/**
+ * The verified domain of this host name from the cache without touching the database: the domain,
+ * null for a known miss (no verified domain has that name), undefined when it must be read.
+ * Every domain write clears the cache here and, through NOTIFY, in every other instance.
+ */
+export function peekDomainByHost(app: DomainLookupDeps, host: string, now = Date.now()): ServedDomain | null | undefined {
+  const entry = app.domainCache.get(host);
+  if (entry === undefined) return undefined;
+  if (now - entry.cachedAt >= CACHE_TTL_MS && !(now < (outages.get(app.domainCache) ?? 0))) return undefined;
+  return isMiss(entry) ? null : entry;
+}
+
+/** The verified domain of this host name (lower case, no port), through the cache. Null when there is none. */
+export async function lookupDomainByHost(app: DomainLookupDeps, host: string): Promise<ServedDomain | null> {
+  const now = Date.now();
+  const hit = peekDomainByHost(app, host, now);
+  if (hit !== undefined) return hit;
+  const version = app.domainCache.version;
+  let row;
+  try {
+    [row] = await app.db
+      .select({ id: domains.id, name: domains.name, notFoundUrl: domains.notFoundUrl })
+      .from(domains)
+      .where(and(eq(domains.name, host), eq(domains.verified, true)))
+      .limit(1);
+  } catch (e) {
+    // As for links: while the database is away, what was known about the host is still the answer.
+    if (isDatabaseUnavailable(e)) outages.set(app.domainCache, Date.now() + OUTAGE_RETRY_MS);
+    const stale = app.domainCache.get(host);
+    if (stale) return isMiss(stale) ? null : stale;
+    throw e;
+  }
+  outages.delete(app.domainCache);
+  const value: ServedDomain | null = row
+    ? { ...row, keyPrefix: `${row.id}/`, base: `${app.config.customDomainScheme ?? "https"}://${row.name}`, cachedAt: now }
+    : null;
+  if (app.domainCache.version === version) app.domainCache.set(host, value ?? { miss: true, cachedAt: now });
+  return value;
 }

@@ -6,10 +6,12 @@ import { createMailer, type Mailer } from "../lib/mail";
 import { createLogger, type Logger } from "../lib/log";
 import { createMetrics, type Metrics } from "../lib/metrics";
 import { LruCache } from "../lib/lru";
-import type { CacheEntry } from "./lookup";
+import type { CacheEntry, DomainEntry } from "./lookup";
 import { startClickRecorder, type ClickRecorder } from "./clicks";
 
 export const LINK_CHANNEL = "link_changed";
+/** Payload on LINK_CHANNEL meaning "branded domains changed" (no slug or cache key has a `!`). */
+export const DOMAINS_CHANGED = "!domains";
 
 /** Everything a procedure may use, built once at start (or per test file). */
 export type AppServices = {
@@ -23,8 +25,15 @@ export type AppServices = {
   metrics: Metrics;
   /** slug → link snapshot or known miss, for the redirect host. */
   linkCache: LruCache<CacheEntry>;
-  /** Drop cached slugs here and in every other instance. Call after every committed link write. */
+  /**
+   * Drop cached slugs here and in every other instance. Call after every committed link write.
+   * A branded domain's link is keyed `<domainId>/<slug>` (lookup.ts `linkCacheKey`).
+   */
   invalidateSlugs(slugs: string[]): Promise<void>;
+  /** host name → verified branded domain or known miss, for the redirect host. */
+  domainCache: LruCache<DomainEntry>;
+  /** Drop every cached domain here and in every other instance. Call after every committed domain write. */
+  invalidateDomains(): Promise<void>;
   /** Set by the redirect host at start: where counted visits go. */
   clicks?: ClickRecorder;
 };
@@ -36,6 +45,7 @@ export async function createServices(
 ): Promise<AppServices> {
   const log = opts.logger ?? createLogger(config.logLevel);
   const linkCache = new LruCache<CacheEntry>(opts.cacheSize ?? 50_000);
+  const domainCache = new LruCache<DomainEntry>(10_000);
   const services: AppServices = {
     config,
     database,
@@ -57,13 +67,22 @@ export async function createServices(
         }
       }
     },
+    domainCache,
+    async invalidateDomains() {
+      domainCache.clear();
+      try {
+        await database.notify(LINK_CHANNEL, DOMAINS_CHANGED);
+      } catch (e) {
+        log.warn({ err: e }, "domain invalidation notify failed");
+      }
+    },
   };
   // On every (re)subscription the cache is dropped: notifications sent while the listener was
   // disconnected are lost, so nothing cached before can be trusted.
   await database.listen(
     LINK_CHANNEL,
-    (slug) => linkCache.delete(slug),
-    () => linkCache.clear(),
+    (key) => (key === DOMAINS_CHANGED ? domainCache.clear() : linkCache.delete(key)),
+    () => (linkCache.clear(), domainCache.clear()),
   );
   services.clicks = startClickRecorder(services);
   return services;

@@ -24,14 +24,14 @@ const STATUS_TEXT: Record<number, string> = {
   403: "Not allowed with this credential",
   404: "Not found (NOT_FOUND), also for another workspace's records",
   405: "Method not allowed on this path (METHOD_NOT_ALLOWED)",
-  409: "Conflict (e.g. LINK_ID_ALREADY_IN_USE, SLUG_ALREADY_IN_USE, LINKTREE_LINK_NOT_EDITABLE)",
+  409: "Conflict (e.g. LINK_ID_ALREADY_IN_USE, SLUG_ALREADY_IN_USE, LINKTREE_LINK_NOT_EDITABLE, DOMAIN_TAKEN, DOMAIN_IN_USE)",
   413: "Body over 64 KiB (PAYLOAD_TOO_LARGE)",
   429: "Too many requests in the window (RATE_LIMITED); see Retry-After",
   500: "Unexpected failure (INTERNAL_ERROR)",
   503: "Database unavailable (SERVICE_UNAVAILABLE); see Retry-After",
 };
 
-const URL_FIELDS = new Set(["url", "expiration_url", "og_image", "avatar_url", "ios", "android", "short_url"]);
+const URL_FIELDS = new Set(["url", "expiration_url", "og_image", "avatar_url", "ios", "android", "short_url", "not_found_url"]);
 /** Members named like URLs that are not URIs: a report's `url` may be a bare slug (service.md). */
 const NOT_URI: Record<string, string[]> = { "report.create": ["url"] };
 
@@ -65,6 +65,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   linktrees: "Profile pages with an ordered list of items, each counted through its own short link.",
   account: "The user and workspace a credential belongs to.",
   reports: "Public abuse reports about short links, reviewed by a person.",
+  domains: "Branded domains: a workspace's own host names, verified by a DNS TXT record, each with its own slug namespace.",
 };
 
 function errorStatuses(op: Operation, o: OpenAPIV3.OperationObject): number[] {

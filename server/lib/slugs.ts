@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { slugBlocks } from "../../db/schema";
 import { AppError } from "../domain/errors";
@@ -29,7 +29,7 @@ export async function pickFreeSlug(db: DbOrTx): Promise<string> {
     )
     select block.prefix, (
       select block.prefix || c from unnest(string_to_array(${BASE36}, null)) c
-      where not exists (select 1 from links where links.slug = block.prefix || c and links.deleted_at is null)
+      where not exists (select 1 from links where links.slug = block.prefix || c and links.deleted_at is null and links.domain_id is null)
       order by random() limit 1
     ) as slug
     from block`);
@@ -43,15 +43,78 @@ export async function pickFreeSlug(db: DbOrTx): Promise<string> {
   return pickFreeSlug(db);
 }
 
+/** The unique index of the default redirect domain's namespace (links and linktrees). */
 export const SLUG_INDEX = "links_live_slug_idx";
+/** The unique index of the branded domains' namespaces, one per domain (extensions §2). */
+export const DOMAIN_SLUG_INDEX = "links_domain_slug_idx";
+
+const SPACE = 36 ** 4;
+const RANDOM_TRIES = 16;
+const rows = <T>(result: unknown): T[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
+
+/**
+ * A free generated slug on a branded domain: the same rule as on the default domain (exactly 4
+ * characters of [0-9a-z], never one in use on that domain), without the default domain's block
+ * counts: a domain's namespace is mostly empty, so random candidates checked in one query almost
+ * always find one; when all of them are taken, a scan from a random point finds the next free one
+ * (stopping at the first), and a full namespace is 503 SLUGS_EXHAUSTED. `length` is for tests.
+ */
+export async function pickFreeDomainSlug(db: DbOrTx, domainId: string, length = 4): Promise<string> {
+  const space = length === 4 ? SPACE : 36 ** length;
+  const candidates = Array.from({ length: RANDOM_TRIES }, () => slugOf(randomInt(0, space), length));
+  const free = rows<{ slug: string }>(
+    await db.execute(sql`
+      select c as slug from unnest(array[${sql.join(
+        candidates.map((c) => sql`${c}`),
+        sql`, `,
+      )}]::text[]) c
+      where not exists (select 1 from links where links.domain_id = ${domainId} and links.slug = c and links.deleted_at is null)
+      limit 1`),
+  );
+  if (free[0]) return free[0].slug;
+  const start = randomInt(0, space);
+  const scanned = rows<{ n: number }>(
+    await db.execute(sql`
+      select n from (
+        (select n from generate_series(${start}::int, ${space - 1}::int) n)
+        union all
+        (select n from generate_series(0, ${start - 1}::int) n)
+      ) s
+      where not exists (
+        select 1 from links where links.domain_id = ${domainId} and links.deleted_at is null and links.slug = ${slugSql(sql`s.n`, length)}
+      )
+      limit 1`),
+  );
+  if (!scanned[0]) throw new AppError("SLUGS_EXHAUSTED");
+  return slugOf(Number(scanned[0].n), length);
+}
+
+/** The n-th slug of `length` characters of [0-9a-z], in order. */
+function slugOf(n: number, length: number): string {
+  let s = "";
+  for (let i = 0; i < length; i++, n = Math.floor(n / 36)) s = BASE36[n % 36] + s;
+  return s;
+}
+
+/** slugOf in SQL. */
+function slugSql(n: SQL, length: number): SQL {
+  const parts: SQL[] = [];
+  for (let i = length - 1; i >= 0; i--) parts.push(sql`substr(${BASE36}, (${n} / ${36 ** i}::int) % 36 + 1, 1)`);
+  return sql.join(parts, sql` || `);
+}
 
 /**
  * Runs `insert` with a generated slug inside a savepoint, retrying on the rare race for the
  * same slug (a failed statement would otherwise abort the surrounding transaction).
  */
-export async function withGeneratedSlug<T>(db: DbOrTx, insert: (slug: string, tx: DbOrTx) => Promise<T>, isSlugConflict: (e: unknown) => boolean): Promise<T> {
+export async function withGeneratedSlug<T>(
+  db: DbOrTx,
+  insert: (slug: string, tx: DbOrTx) => Promise<T>,
+  isSlugConflict: (e: unknown) => boolean,
+  domainId: string | null = null,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const slug = await pickFreeSlug(db);
+    const slug = domainId === null ? await pickFreeSlug(db) : await pickFreeDomainSlug(db, domainId);
     try {
       return await db.transaction((sp) => insert(slug, sp));
     } catch (e) {

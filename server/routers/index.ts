@@ -1,6 +1,7 @@
 import { accountRouter } from "./account/router";
 import { analyticsRouter } from "./analytics/router";
 import { authRouter } from "./auth/router";
+import { domainRouter } from "./domains/router";
 import { linkRouter } from "./links/router";
 import { importRouter } from "./imports/router";
 import { linktreeRouter } from "./linktrees/router";
@@ -22,6 +23,7 @@ export const appRouter = router({
   session: sessionRouter,
   report: reportRouter,
   workspace: workspaceRouter,
+  domain: domainRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { and, arrayContains, desc, eq, ilike, isNull, lt, or, sql } from "drizzle-orm";
-import { links } from "../../../db/schema";
+import { domains, links } from "../../../db/schema";
 import { text } from "../../lib/input";
 import { authedProcedure } from "../../trpc/init";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { linkOutput, slugSchema, TAG_RE } from "./links.schema";
-import { toLinkDto } from "./links.service";
+import { linkDtos } from "./links.service";
 
 // Dashboard-only procedures (no openapi meta): the typed client and Remix loaders use them.
 
@@ -54,17 +54,28 @@ export async function searchLinks(app: AppServices, actor: Actor, input: z.outpu
     .from(links)
     .where(own);
   return {
-    links: page.map((r) => toLinkDto(r, app.config)),
+    links: await linkDtos(app.db, app.config, page),
     next_cursor: rows.length > input.limit && last ? `${last.createdAt}_${last.id}` : null,
     tags: tagRows.map((r) => r.tag).sort(),
   };
 }
 
-export async function isSlugAvailable(app: AppServices, slug: string): Promise<boolean> {
+/** Free in the default domain's namespace, or in that of the workspace's branded domain `domain` (an unknown one: not free). */
+export async function isSlugAvailable(app: AppServices, slug: string, domain?: { workspaceId: string; name: string }): Promise<boolean> {
+  let domainId: string | null = null;
+  if (domain) {
+    const [d] = await app.db
+      .select({ id: domains.id })
+      .from(domains)
+      .where(and(eq(domains.name, domain.name), eq(domains.workspaceId, domain.workspaceId)))
+      .limit(1);
+    if (!d) return false;
+    domainId = d.id;
+  }
   const [row] = await app.db
     .select({ id: links.id })
     .from(links)
-    .where(and(eq(links.slug, slug), isNull(links.deletedAt)))
+    .where(and(eq(links.slug, slug), isNull(links.deletedAt), domainId === null ? isNull(links.domainId) : eq(links.domainId, domainId)))
     .limit(1);
   return !row;
 }
@@ -77,7 +88,10 @@ export const dashboardLinkProcedures = {
 
   /** Feedback while typing a custom slug; the unique index still decides on write. */
   slugAvailable: authedProcedure
-    .input(z.object({ slug: slugSchema }).strict())
+    .input(z.object({ slug: slugSchema, domain: text().max(253).optional() }).strict())
     .output(z.object({ slug: z.string(), available: z.boolean() }))
-    .query(async ({ ctx, input }) => ({ slug: input.slug, available: await isSlugAvailable(ctx.app, input.slug) })),
+    .query(async ({ ctx, input }) => ({
+      slug: input.slug,
+      available: await isSlugAvailable(ctx.app, input.slug, input.domain ? { workspaceId: ctx.actor.workspaceId, name: input.domain } : undefined),
+    })),
 };

@@ -63,6 +63,9 @@ export const targetingSchema = z
     return Object.keys(out).length ? out : null;
   });
 
+/** A verified branded domain of the workspace by name (extensions §2); null is the default redirect domain. */
+export const linkDomainSchema = text().max(253, "must be the name of a verified domain of this workspace, at most 253 characters").nullable();
+
 export const passwordSchema = text().min(4, "must be 4-200 characters").max(200, "must be 4-200 characters");
 const ogTitle = text().max(120, "at most 120 characters");
 const ogDescription = text().max(240, "at most 240 characters");
@@ -79,6 +82,8 @@ const linkFields = {
   og_title: ogTitle.nullable(),
   og_description: ogDescription.nullable(),
   og_image: httpUrl.nullable(),
+  // Not in service.md: after its members, so their codes still decide `error`.
+  domain: linkDomainSchema,
 };
 
 /**
@@ -106,6 +111,7 @@ export const createLinkInput = body(
     og_title: linkFields.og_title.optional(),
     og_description: linkFields.og_description.optional(),
     og_image: linkFields.og_image.optional(),
+    domain: linkFields.domain.optional(),
   },
   expiryRequired(true),
 );
@@ -124,6 +130,7 @@ export const updateLinkInput = body(
     og_title: linkFields.og_title.optional(),
     og_description: linkFields.og_description.optional(),
     og_image: linkFields.og_image.optional(),
+    domain: linkFields.domain.optional(),
   },
   atLeastOne("id"),
   expiryRequired(false),

@@ -6,25 +6,33 @@ import { AppError, isUniqueViolation, notFound, validation, type Fields } from "
 import { hashPassword } from "../../lib/crypto";
 import { newLinkId } from "../../lib/ids";
 import { consume } from "../../lib/rate-limit";
-import { SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
+import { DOMAIN_SLUG_INDEX, SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
 import { isOnHost } from "../../lib/urls";
+import { linkCacheKey } from "../../core/lookup";
 import type { AppServices } from "../../core/services";
+import { domainNames, usableDomain } from "../domains/domains.service";
 import type { Actor, Context } from "../../trpc/context";
 import type { CreateLinkInput, LinkDto, UpdateLinkInput } from "./links.schema";
 
 export type LinkRow = typeof links.$inferSelect;
 export const PUBLIC_WORKSPACE_ID = "public";
 
-export const shortUrl = (config: Config, slug: string) => `${base(config.redirectUrl)}/${slug}`;
+/** The short URL on the default redirect domain, or on the branded domain `domainName` (extensions §2). */
+export const shortUrl = (config: Config, slug: string, domainName?: string | null) =>
+  domainName ? `${config.customDomainScheme ?? "https"}://${domainName}/${slug}` : `${base(config.redirectUrl)}/${slug}`;
 
-/** The public shape of a link. The password hash never leaves this module. */
-export function toLinkDto(row: LinkRow, config: Config): LinkDto {
+/**
+ * The public shape of a link. The password hash never leaves this module. A link on a branded
+ * domain needs that domain's name (`linkDtos` looks names up); a deleted link whose domain was
+ * removed since has none left and shows the default domain.
+ */
+export function toLinkDto(row: LinkRow, config: Config, domainName?: string | null): LinkDto {
   return {
     id: row.id,
     slug: row.slug,
     url: row.url,
-    short_url: shortUrl(config, row.slug),
-    redirect_domain: config.redirectDomain,
+    short_url: shortUrl(config, row.slug, domainName),
+    redirect_domain: domainName || config.redirectDomain,
     tags: row.tags ?? [],
     expires_at: row.expiresAt,
     expiration_url: row.expirationUrl,
@@ -39,7 +47,15 @@ export function toLinkDto(row: LinkRow, config: Config): LinkDto {
   };
 }
 
-const isSlugConflict = (e: unknown) => isUniqueViolation(e, SLUG_INDEX);
+/** `toLinkDto` for rows of any domain: one query for the names of their branded domains, none when there are none. */
+export async function linkDtos(db: DbOrTx, config: Config, rows: LinkRow[]): Promise<LinkDto[]> {
+  const ids = rows.flatMap((r) => (r.domainId === null ? [] : [r.domainId]));
+  const names = await domainNames(db, ids);
+  return rows.map((r) => toLinkDto(r, config, r.domainId === null ? null : names.get(r.domainId)));
+}
+
+/** A slug taken in its namespace: the default domain's or a branded domain's. */
+const isSlugConflict = (e: unknown) => isUniqueViolation(e, SLUG_INDEX) || isUniqueViolation(e, DOMAIN_SLUG_INDEX);
 
 export type SlugConflictCode = "LINK_ID_ALREADY_IN_USE" | "SLUG_ALREADY_IN_USE";
 
@@ -59,12 +75,14 @@ export async function withSlug<T>(db: DbOrTx, slug: string, code: SlugConflictCo
 /** Strictly increasing, so every write shows in `updated_at`, even within one millisecond. */
 export const nextUpdatedAt = (previous: number, now = Date.now()) => Math.max(now, previous + 1);
 
-/** Stored URLs must not point back at the redirect domain (no loops). */
-export function checkNoLoops(config: Config, input: Record<string, unknown>): void {
+/** Stored URLs must not point back at the redirect domain (no loops), nor at the branded domain the link is on. */
+export function checkNoLoops(config: Config, input: Record<string, unknown>, domainName?: string | null): void {
   const fields: Fields = {};
-  const host = config.redirectDomain;
+  const hosts = domainName ? [config.redirectDomain, domainName] : [config.redirectDomain];
   const check = (name: string, value: unknown, label = name) => {
-    if (typeof value === "string" && isOnHost(value, host)) (fields[name] ??= []).push(`${label} must not point at the redirect domain ${host}`);
+    for (const host of hosts) {
+      if (typeof value === "string" && isOnHost(value, host)) (fields[name] ??= []).push(`${label} must not point at the redirect domain ${host}`);
+    }
   };
   for (const name of ["url", "expiration_url", "og_image", "avatar_url"]) check(name, input[name]);
   const t = input.targeting as { geo?: Record<string, string>; ios?: string; android?: string } | null | undefined;
@@ -79,19 +97,20 @@ export function checkNoLoops(config: Config, input: Record<string, unknown>): vo
 const expiryRequired = () =>
   new AppError("EXPIRATION_URL_WITHOUT_EXPIRY", { fields: { expiration_url: ["requires expires_at, sent in the same request or already stored"] } });
 
-type NewLink = { workspaceId: string; url: string; kind?: LinkRow["kind"]; slug?: string } & Partial<
+type NewLink = { workspaceId: string; url: string; kind?: LinkRow["kind"]; slug?: string; domainId?: string | null } & Partial<
   Pick<LinkRow, "tags" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">
 >;
 
 /**
- * Inserts one link row with the given slug, or a generated one. A taken slug answers
- * `conflictCode` (links and linktrees word it differently). Used by links and linktrees alike.
+ * Inserts one link row with the given slug, or a generated one, in the namespace of its domain
+ * (`domainId`; none: the default redirect domain's). A taken slug answers `conflictCode` (links and
+ * linktrees word it differently). Used by links and linktrees alike.
  */
 export async function insertLink(db: DbOrTx, values: NewLink, conflictCode: SlugConflictCode = "LINK_ID_ALREADY_IN_USE"): Promise<LinkRow> {
   const now = Date.now();
   const row = (slug: string) => ({ ...values, id: newLinkId(), slug, kind: values.kind ?? "link", createdAt: now, updatedAt: now });
   if (values.slug === undefined) {
-    return withGeneratedSlug(db, async (slug, tx) => (await tx.insert(links).values(row(slug)).returning())[0], isSlugConflict);
+    return withGeneratedSlug(db, async (slug, tx) => (await tx.insert(links).values(row(slug)).returning())[0], isSlugConflict, values.domainId ?? null);
   }
   const slug = values.slug;
   return withSlug(db, slug, conflictCode, async (sp) => (await sp.insert(links).values(row(slug)).returning())[0]);
@@ -100,9 +119,10 @@ export async function insertLink(db: DbOrTx, values: NewLink, conflictCode: Slug
 export async function createLink(ctx: Context, actor: Actor | null, input: CreateLinkInput): Promise<LinkDto> {
   const { app } = ctx;
   if (!actor) await consume(app.limits, "anonymousCreate", ctx.req.ip);
-  checkNoLoops(app.config, input);
-  const row = await insertLink(app.db, {
-    workspaceId: actor?.workspaceId ?? PUBLIC_WORKSPACE_ID,
+  checkNoLoops(app.config, input, input.domain);
+  const workspaceId = actor?.workspaceId ?? PUBLIC_WORKSPACE_ID;
+  const values = {
+    workspaceId,
     url: input.url,
     slug: input.slug,
     tags: input.tags ?? [],
@@ -113,9 +133,16 @@ export async function createLink(ctx: Context, actor: Actor | null, input: Creat
     ogTitle: input.og_title || null,
     ogDescription: input.og_description || null,
     ogImage: input.og_image ?? null,
-  });
-  await app.invalidateSlugs([row.slug]); // drops a cached "unknown slug"
-  return toLinkDto(row, app.config);
+  };
+  // On a branded domain: checked and share-locked in the same transaction as the insert, so the
+  // domain cannot be removed under the new link (DELETE /domains takes the row's update lock).
+  const domainName = input.domain ?? null;
+  const row =
+    domainName === null
+      ? await insertLink(app.db, values)
+      : await app.db.transaction(async (tx) => insertLink(tx, { ...values, domainId: (await usableDomain(tx, workspaceId, domainName)).id }));
+  await app.invalidateSlugs([linkCacheKey(row.domainId, row.slug)]); // drops a cached "unknown slug"
+  return toLinkDto(row, app.config, domainName);
 }
 
 export async function listLinks(app: AppServices, actor: Actor): Promise<LinkDto[]> {
@@ -124,7 +151,7 @@ export async function listLinks(app: AppServices, actor: Actor): Promise<LinkDto
     .from(links)
     .where(and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"), isNull(links.deletedAt)))
     .orderBy(desc(links.createdAt), desc(links.id));
-  return rows.map((r) => toLinkDto(r, app.config));
+  return linkDtos(app.db, app.config, rows);
 }
 
 /** A link of the actor's workspace (deleted ones included), or 404. */
@@ -140,12 +167,12 @@ export async function findOwnLink(db: DbOrTx, actor: Actor, id: string, forUpdat
 }
 
 export async function getLink(app: AppServices, actor: Actor, id: string): Promise<LinkDto> {
-  return toLinkDto(await findOwnLink(app.db, actor, id), app.config);
+  return (await linkDtos(app.db, app.config, [await findOwnLink(app.db, actor, id)]))[0];
 }
 
 export async function updateLink(app: AppServices, actor: Actor, input: UpdateLinkInput): Promise<LinkDto> {
-  const { id, ...patch } = input;
-  checkNoLoops(app.config, patch);
+  const { id, domain, ...patch } = input;
+  checkNoLoops(app.config, patch, domain);
   const passwordHash = typeof patch.password === "string" ? await hashPassword(patch.password) : patch.password;
   const { before, after } = await app.db.transaction(async (tx) => {
     const current = await findOwnLink(tx, actor, id, true);
@@ -168,25 +195,31 @@ export async function updateLink(app: AppServices, actor: Actor, input: UpdateLi
     if (patch.og_title !== undefined) set.ogTitle = patch.og_title || null;
     if (patch.og_description !== undefined) set.ogDescription = patch.og_description || null;
     if (patch.og_image !== undefined) set.ogImage = patch.og_image;
+    // Another domain (null: the default one) moves the link, slug and all, into that namespace.
+    if (domain !== undefined) set.domainId = domain === null ? null : (await usableDomain(tx, current.workspaceId, domain)).id;
     const [row] = await withSlug(tx, set.slug ?? current.slug, "LINK_ID_ALREADY_IN_USE", (sp) => sp.update(links).set(set).where(eq(links.id, id)).returning());
     return { before: current, after: row };
   });
-  await app.invalidateSlugs([...new Set([before.slug, after.slug])]);
-  return toLinkDto(after, app.config);
+  await app.invalidateSlugs([...new Set([linkCacheKey(before.domainId, before.slug), linkCacheKey(after.domainId, after.slug)])]);
+  return (await linkDtos(app.db, app.config, [after]))[0];
 }
 
 /**
  * Soft delete: the slug is freed, the record and its clicks are kept. Linktree-owned links are
  * refused, since their page or item would keep pointing at a slug another link could then take.
- * Returns the freed slug, or null when the link was already deleted. Run inside a transaction
+ * Returns the freed slug's link cache key, or null when the link was already deleted. Run inside a transaction
  * that has the row locked.
  */
-export async function softDeleteLink(tx: DbOrTx, row: Pick<LinkRow, "id" | "kind" | "slug" | "deletedAt">): Promise<string | null> {
+export async function softDeleteLink(
+  tx: DbOrTx,
+  row: Pick<LinkRow, "id" | "kind" | "slug" | "deletedAt"> & { domainId?: string | null },
+): Promise<string | null> {
   if (row.kind !== "link") throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
   if (row.deletedAt !== null) return null;
   const now = Date.now();
   await tx.update(links).set({ deletedAt: now, updatedAt: now }).where(eq(links.id, row.id));
-  return row.slug;
+  // The link cache's key: the slug itself on the default domain (lookup.ts `linkCacheKey`).
+  return linkCacheKey(row.domainId ?? null, row.slug);
 }
 
 export async function deleteLink(app: AppServices, actor: Actor, id: string): Promise<void> {

@@ -1,0 +1,152 @@
+import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import type { DbOrTx } from "../../../db/client";
+import { domains, links } from "../../../db/schema";
+import type { Config } from "../../config";
+import { AppError, isUniqueViolation, notFound, validation } from "../../domain/errors";
+import { lookupTxt } from "../../lib/dns";
+import { hostNameOf, hostNameProblems } from "../../lib/hostnames";
+import { BASE62, newLinkId, randomString } from "../../lib/ids";
+import { isOnHost } from "../../lib/urls";
+import type { AppServices } from "../../core/services";
+import type { Actor } from "../../trpc/context";
+import type { CreateDomainInput, DomainDto, UpdateDomainInput } from "./domains.schema";
+
+export type DomainRow = typeof domains.$inferSelect;
+
+/** Where the verification record lives: `_links-verify.<name>`. */
+export const verificationName = (name: string) => `_links-verify.${name}`;
+
+export function toDomainDto(row: DomainRow): DomainDto {
+  return {
+    id: row.id,
+    name: row.name,
+    verified: row.verified,
+    verified_at: row.verifiedAt,
+    verification: { type: "TXT", name: verificationName(row.name), value: row.verificationValue },
+    not_found_url: row.notFoundUrl,
+    created_at: row.createdAt,
+  };
+}
+
+/** The service's own host names (REDIRECT_URL, APP_URL, API_URL): never a branded domain. */
+export const ownHosts = (config: Config) => [...new Set([config.redirectUrl, config.appUrl, config.apiUrl].map(hostNameOf))];
+
+export async function listDomains(app: AppServices, actor: Actor): Promise<DomainDto[]> {
+  const rows = await app.db.select().from(domains).where(eq(domains.workspaceId, actor.workspaceId)).orderBy(asc(domains.name));
+  return rows.map(toDomainDto);
+}
+
+export async function createDomain(app: AppServices, actor: Actor, input: CreateDomainInput): Promise<DomainDto> {
+  const problems = hostNameProblems(input.name, ownHosts(app.config));
+  if (problems.length) throw validation({ name: problems });
+  try {
+    const [row] = await app.db
+      .insert(domains)
+      .values({
+        id: newLinkId(),
+        workspaceId: actor.workspaceId,
+        name: input.name,
+        verificationValue: `links-verify=${randomString(24, BASE62)}`,
+        createdAt: Date.now(),
+      })
+      .returning();
+    return toDomainDto(row);
+  } catch (e) {
+    if (isUniqueViolation(e, "domains_name_idx")) throw new AppError("DOMAIN_TAKEN", { message: `${input.name} is taken` });
+    throw e;
+  }
+}
+
+/** A domain of the actor's workspace, or 404 (another workspace's too). */
+async function findOwnDomain(db: DbOrTx, actor: Actor, id: string, lock?: "update" | "share"): Promise<DomainRow> {
+  const q = db
+    .select()
+    .from(domains)
+    .where(and(eq(domains.id, id), eq(domains.workspaceId, actor.workspaceId)))
+    .limit(1);
+  const [row] = lock ? await q.for(lock) : await q;
+  if (!row) throw notFound();
+  return row;
+}
+
+/**
+ * Looks for the TXT record `verification.name` = `verification.value` (DNS_SERVERS, or the system
+ * resolver). Found: verified from now on. Not found (or DNS did not answer): still unverified, 200.
+ * A verified domain stays verified: it is answered as it is, without a look-up.
+ */
+export async function verifyDomain(app: AppServices, actor: Actor, id: string): Promise<DomainDto> {
+  const row = await findOwnDomain(app.db, actor, id);
+  if (row.verified) return toDomainDto(row);
+  const { records, error } = await lookupTxt(verificationName(row.name), { servers: app.config.dnsServers });
+  if (!records.includes(row.verificationValue)) {
+    if (error && error !== "ENODATA" && error !== "ENOTFOUND") app.log.info({ domain: row.name, dns: error }, "domain verification: DNS did not answer");
+    return toDomainDto(row);
+  }
+  const [done] = await app.db
+    .update(domains)
+    .set({ verified: true, verifiedAt: Date.now() })
+    .where(and(eq(domains.id, row.id), eq(domains.verified, false)))
+    .returning();
+  // A miss for this host may be cached here and on other instances.
+  await app.invalidateDomains();
+  // Verified meanwhile by a parallel call: that one's time stands.
+  return toDomainDto(done ?? (await findOwnDomain(app.db, actor, id)));
+}
+
+export async function updateDomain(app: AppServices, actor: Actor, input: UpdateDomainInput): Promise<DomainDto> {
+  const row = await app.db.transaction(async (tx) => {
+    const current = await findOwnDomain(tx, actor, input.id, "update");
+    if (input.not_found_url === undefined) return current;
+    // A not-found page on the domain itself (or on the redirect domain) could send visitors round in circles.
+    for (const host of [current.name, app.config.redirectDomain]) {
+      if (input.not_found_url !== null && isOnHost(input.not_found_url, host)) throw validation({ not_found_url: [`must not point at ${host} itself`] });
+    }
+    const [updated] = await tx.update(domains).set({ notFoundUrl: input.not_found_url }).where(eq(domains.id, current.id)).returning();
+    return updated;
+  });
+  await app.invalidateDomains();
+  return toDomainDto(row);
+}
+
+/** Removes the domain; refused with 409 DOMAIN_IN_USE while a live link uses it. */
+export async function deleteDomain(app: AppServices, actor: Actor, id: string): Promise<void> {
+  await app.db.transaction(async (tx) => {
+    // The row lock makes a link being created on this domain (which takes a share lock) wait or lose.
+    const row = await findOwnDomain(tx, actor, id, "update");
+    const [live] = await tx
+      .select({ id: links.id })
+      .from(links)
+      .where(and(eq(links.domainId, row.id), isNull(links.deletedAt)))
+      .limit(1);
+    if (live) throw new AppError("DOMAIN_IN_USE", { message: `${row.name} has live links` });
+    await tx.delete(domains).where(eq(domains.id, row.id));
+  });
+  await app.invalidateDomains();
+}
+
+/**
+ * The domain a link may be put on: a verified domain of the actor's workspace with this name, with
+ * a share lock (so it cannot be deleted before the link is written). Anything else, including
+ * another workspace's domain and any domain for an anonymous caller: 400 VALIDATION_FAILED naming `domain`.
+ */
+export async function usableDomain(tx: DbOrTx, workspaceId: string, name: string): Promise<DomainRow> {
+  const [row] = await tx
+    .select()
+    .from(domains)
+    .where(and(eq(domains.name, name), eq(domains.workspaceId, workspaceId)))
+    .limit(1)
+    .for("share");
+  if (!row) throw validation({ domain: [`${name} is not a domain of this workspace; add it on the Domains page (or POST /domains) and verify it`] });
+  if (!row.verified) throw validation({ domain: [`${name} is not verified yet: publish its TXT record, then POST /domains/${row.id}/verify`] });
+  return row;
+}
+
+/** Names of these domains by id (a link's `redirect_domain`). */
+export async function domainNames(db: DbOrTx, ids: string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const rows = await db
+    .select({ id: domains.id, name: domains.name })
+    .from(domains)
+    .where(inArray(domains.id, [...new Set(ids)]));
+  return new Map(rows.map((r) => [r.id, r.name]));
+}

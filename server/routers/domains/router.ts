@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { authedProcedure, router, type Meta } from "../../trpc/init";
+import { createDomainInput, domainIdInput, domainOutput, updateDomainInput } from "./domains.schema";
+import { createDomain, deleteDomain, listDomains, updateDomain, verifyDomain } from "./domains.service";
+
+const TAG = "domains";
+const api = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, summary: string, description: string): Meta => ({
+  openapi: { method, path, tags: [TAG], summary, description, protect: true },
+});
+
+/** Branded domains (extensions §2): the public API, token or session. */
+export const domainRouter = router({
+  list: authedProcedure
+    .meta(api("GET", "/domains", "List domains", "Branded domains of the caller's workspace, by name."))
+    .input(z.object({}))
+    .output(z.object({ domains: z.array(domainOutput) }))
+    .query(async ({ ctx }) => ({ domains: await listDomains(ctx.app, ctx.actor) })),
+
+  create: authedProcedure
+    .meta({
+      ...api(
+        "POST",
+        "/domains",
+        "Add a domain",
+        "Adds a branded domain, unverified. `name` is a lower-case host name (an internationalised name as punycode, `xn--…`), at least two labels, at most 253 characters, " +
+          "not an IP address and not one of this service's own hosts. Publish the TXT record of `verification`, then verify. A name any workspace already uses answers 409 DOMAIN_TAKEN.",
+      ),
+      successStatus: 201,
+      errors: [409],
+    })
+    .input(createDomainInput)
+    .output(domainOutput)
+    .mutation(({ ctx, input }) => createDomain(ctx.app, ctx.actor, input)),
+
+  verify: authedProcedure
+    .meta(
+      api(
+        "POST",
+        "/domains/{id}/verify",
+        "Verify a domain",
+        "Looks up the TXT record at `verification.name`: when one equals `verification.value`, the domain is verified and serves links from then on; otherwise `verified` stays false. A verified domain stays verified.",
+      ),
+    )
+    .input(domainIdInput)
+    .output(domainOutput)
+    .mutation(({ ctx, input }) => verifyDomain(ctx.app, ctx.actor, input.id)),
+
+  update: authedProcedure
+    .meta(
+      api("PATCH", "/domains/{id}", "Update a domain", "`not_found_url`: where an unknown slug and `/` on the domain redirect (302); null answers 404 there."),
+    )
+    .input(updateDomainInput)
+    .output(domainOutput)
+    .mutation(({ ctx, input }) => updateDomain(ctx.app, ctx.actor, input)),
+
+  delete: authedProcedure
+    .meta({
+      ...api("DELETE", "/domains/{id}", "Remove a domain", "Removes the domain. While live links use it, 409 DOMAIN_IN_USE: delete or move them first."),
+      successStatus: 204,
+      errors: [409],
+    })
+    .input(domainIdInput)
+    .output(z.void())
+    .mutation(async ({ ctx, input }) => {
+      await deleteDomain(ctx.app, ctx.actor, input.id);
+    }),
+});
