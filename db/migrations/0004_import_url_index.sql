@@ -1,0 +1,1 @@
+CREATE INDEX "links_url_hash_idx" ON "links" USING hash ("url");
