@@ -36,6 +36,11 @@ const PUBLIC_OPERATIONS = [
   "PATCH /linktrees/{id}/items/{itemId}",
   "DELETE /linktrees/{id}/items/{itemId}",
   "GET /linktrees/{id}/analytics",
+  "GET /domains",
+  "POST /domains",
+  "POST /domains/{id}/verify",
+  "PATCH /domains/{id}",
+  "DELETE /domains/{id}",
 ];
 const operations = () =>
   Object.entries(doc.paths).flatMap(([p, item]: [string, any]) =>

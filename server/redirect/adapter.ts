@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express from "express";
 import { base } from "../config";
-import { lookupLinkBySlug, peekLinkBySlug, type CachedLink } from "../core/lookup";
+import { lookupDomainByHost, lookupLinkBySlug, peekDomainByHost, peekLinkBySlug, peekLinkOnDomain, type CachedLink, type ServedDomain } from "../core/lookup";
 import type { AppServices } from "../core/services";
-import type { GeoInfo } from "../lib/geo";
+import { hostFromHeader, hostNameOf, hostPart } from "../lib/hostnames";
 import { decide, needsCountry } from "./decide";
 import { page } from "./html";
 import { mountOwnPaths } from "./own-paths";
 import { submitPassword } from "./password-submit";
-import { sendHtml } from "./respond";
+import { sendHtml, sendRedirect } from "./respond";
 import { createVisits } from "./visit";
 import { NO_TRUST, readVisitor, type TrustFn } from "./visitor";
 
@@ -27,7 +27,10 @@ export function slugFromPath(path: string): string | null {
   return m ? m[1].toLowerCase() : null;
 }
 
-/** The redirect host (REDIRECT_URL). Paths under `/_` are the service's own, never a slug. */
+/**
+ * The redirect host (REDIRECT_URL), and every verified branded domain by the request's `Host`
+ * (extensions §2). Paths under `/_` are the service's own, never a slug, on every host.
+ */
 export function createRedirectApp(app: AppServices, opts: { linktreePage?: LinktreePageHandler } = {}): express.Express {
   const { config } = app;
   const r = express();
@@ -40,9 +43,37 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
   const visits = createVisits(app, redirectBase);
   const { answer, notFound, unavailable } = visits;
 
+  const defaultHost = config.redirectUrl.host.toLowerCase();
+  const defaultHostName = hostNameOf(config.redirectUrl);
   /**
-   * GET/HEAD /{slug}. A cache hit runs to the answer synchronously (this async function awaits
-   * nothing then); only a cache miss or a geo-targeted link waits for I/O.
+   * Which domain a `Host` header names: undefined for the default redirect domain (also when the
+   * header is absent, or differs only in case, port or a trailing dot), else the host name of a
+   * possible branded domain, or null when it cannot be one (an IP address, no dots…).
+   */
+  const brandedHost = (host: string | undefined): string | null | undefined => {
+    if (host === undefined || host === defaultHost) return undefined;
+    if (hostPart(host) === defaultHostName) return undefined;
+    return hostFromHeader(host);
+  };
+
+  /**
+   * Answers a visit to a live link: synchronously, unless the answer depends on the visitor's
+   * country (then the returned promise settles after the GeoIP lookup). `shortBase` is the short
+   * link's own origin (the share card's og:url).
+   */
+  function respond(req: IncomingMessage, res: ServerResponse, link: CachedLink, now: number, shortBase: string): Promise<void> | undefined {
+    const v = readVisitor(req, config, trust);
+    if (needsCountry(link, now)) {
+      return visits.visitorGeo(v).then(({ country, geo }) => {
+        answer(req, res, link, v, decide(link, { os: v.os, country, socialCrawler: v.agent.isSocialCrawler }, now), geo, shortBase);
+      });
+    }
+    answer(req, res, link, v, decide(link, { os: v.os, country: null, socialCrawler: v.agent.isSocialCrawler }, now), undefined, shortBase);
+  }
+
+  /**
+   * GET/HEAD /{slug} on the default redirect domain. A cache hit runs to the answer synchronously
+   * (this async function awaits nothing then); only a cache miss or a geo-targeted link waits for I/O.
    */
   async function serveSlug(req: IncomingMessage, res: ServerResponse, slug: string, next: () => void): Promise<void> {
     try {
@@ -51,11 +82,45 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
       if (link === undefined) link = await lookupLinkBySlug(app, slug);
       if (!link) return notFound(req, res);
       if (link.kind === "linktree") return opts.linktreePage ? next() : notFound(req, res);
-      const v = readVisitor(req, config, trust);
-      let country: string | null = null;
-      let geo: GeoInfo | undefined;
-      if (needsCountry(link, now)) ({ country, geo } = await visits.visitorGeo(v));
-      answer(req, res, link, v, decide(link, { os: v.os, country, socialCrawler: v.agent.isSocialCrawler }, now), geo);
+      const geo = respond(req, res, link, now, redirectBase);
+      if (geo) await geo;
+    } catch (e) {
+      unavailable(req, res, e);
+    }
+  }
+
+  /** The answer to an unknown slug (and `/`) on a branded domain: its not-found URL, else 404. */
+  const domainNotFound = (req: IncomingMessage, res: ServerResponse, domain: ServedDomain) => {
+    if (!domain.notFoundUrl) return notFound(req, res);
+    sendRedirect(res, 302, domain.notFoundUrl);
+    visits.outcome("not_found");
+  };
+
+  /** The verified domain of a host name: from the cache without awaiting when it is there. */
+  const domainOf = (host: string, now: number): ServedDomain | null | Promise<ServedDomain | null> => {
+    const hit = peekDomainByHost(app, host, now);
+    return hit === undefined ? lookupDomainByHost(app, host) : hit;
+  };
+
+  /**
+   * GET/HEAD on a branded domain: `/{slug}` in that domain's namespace only, every rule as on the
+   * default domain. As fast: a domain and link in the cache are answered without awaiting.
+   */
+  async function serveBranded(req: IncomingMessage, res: ServerResponse, host: string | null, path: string): Promise<void> {
+    try {
+      if (host === null) return notFound(req, res);
+      const now = Date.now();
+      let domain = domainOf(host, now);
+      if (domain instanceof Promise) domain = await domain;
+      if (!domain) return notFound(req, res);
+      const slug = path === "/" ? null : slugFromPath(path);
+      if (slug === null) return domainNotFound(req, res, domain);
+      let link = peekLinkOnDomain(app, domain, slug, now);
+      if (link === undefined) link = await lookupLinkBySlug(app, slug, domain);
+      // Linktrees and their items live on the default domain only.
+      if (!link || link.kind !== "link") return domainNotFound(req, res, domain);
+      const geo = respond(req, res, link, now, domain.base);
+      if (geo) await geo;
     } catch (e) {
       unavailable(req, res, e);
     }
@@ -69,6 +134,11 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
       const url = req.url ?? "/";
       const q = url.indexOf("?");
       const path = q < 0 ? url : url.slice(0, q);
+      const host = req.headers.host;
+      if (host !== undefined && host !== defaultHost && !path.startsWith("/_")) {
+        const branded = brandedHost(host);
+        if (branded !== undefined) return void serveBranded(req, res, branded, path);
+      }
       if (!path.startsWith("/_") && path !== "/") {
         const slug = slugFromPath(path);
         if (slug === null) return notFound(req, res);
@@ -86,8 +156,12 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
     const slug = slugFromPath(req.path);
     if (slug === null) return notFound(req, res);
     try {
-      const link = await lookupLinkBySlug(app, slug);
-      if (!link || link.kind === "linktree") return notFound(req, res);
+      // On a branded domain, that domain's namespace (its own links only: no linktrees there).
+      const host = brandedHost(req.headers.host);
+      const domain = host === undefined ? undefined : host === null ? null : await lookupDomainByHost(app, host);
+      if (domain === null) return notFound(req, res);
+      const link = await lookupLinkBySlug(app, slug, domain);
+      if (!link || link.kind === "linktree" || (domain && link.kind !== "link")) return notFound(req, res);
       await submitPassword(app, visits, req, res, link, readVisitor(req, config, trust));
     } catch (e) {
       unavailable(req, res, e);

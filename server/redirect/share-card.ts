@@ -13,8 +13,9 @@ export function cardImage(link: CardLink, redirectBase: string): string | null {
  * The share card for social preview crawlers (decisions §4). Every value is HTML-escaped. The
  * destination is not in the page: a password link's card must not reveal it.
  */
-export function shareCardPage(link: CardLink, redirectBase: string): string {
-  const shortUrl = `${redirectBase}/${link.slug}`;
+export function shareCardPage(link: CardLink, redirectBase: string, shortBase = redirectBase): string {
+  // The generated image is served by the redirect domain; og:url is the short link as shared (a branded domain's too).
+  const shortUrl = `${shortBase}/${link.slug}`;
   const image = cardImage(link, redirectBase);
   const tags: [string, string, string | null][] = [
     ["property", "og:type", "website"],

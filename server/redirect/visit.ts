@@ -48,8 +48,8 @@ export function createVisits(app: AppServices, redirectBase: string) {
     return { country: geo.country, geo };
   };
 
-  /** Sends the decided answer; counts the visit when it is one. */
-  function answer(req: IncomingMessage, res: ServerResponse, link: CachedLink, v: RequestVisitor, a: Answer, geo?: GeoInfo) {
+  /** Sends the decided answer; counts the visit when it is one. `shortBase`: the origin of the short link (a branded domain's, or REDIRECT_URL). */
+  function answer(req: IncomingMessage, res: ServerResponse, link: CachedLink, v: RequestVisitor, a: Answer, geo?: GeoInfo, shortBase = redirectBase) {
     const head = req.method === "HEAD";
     switch (a.kind) {
       case "redirect":
@@ -61,7 +61,7 @@ export function createVisits(app: AppServices, redirectBase: string) {
         count(req, link, v, a.rule, geo);
         return outcome(a.rule);
       case "card":
-        sendHtml(res, 200, shareCardPage(link, redirectBase), head);
+        sendHtml(res, 200, shareCardPage(link, redirectBase, shortBase), head);
         return outcome("card");
       case "password_form":
         sendHtml(res, 200, passwordFormPage(link.slug), head, PASSWORD_FORM_HEADERS);

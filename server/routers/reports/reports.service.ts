@@ -8,9 +8,23 @@ import { consume } from "../../lib/rate-limit";
 import type { AppServices } from "../../core/services";
 import type { Context } from "../../trpc/context";
 import type { CreateReportInput, ReportDto } from "./reports.schema";
-import { slugFromReportedUrl } from "./short-link-url";
+import { parseReportedUrl, sameHost } from "./short-link-url";
+import { lookupDomainByHost } from "../../core/lookup";
+import { hostFromHeader } from "../../lib/hostnames";
 
-const notAShortLink = (domain: string) => new AppError("NOT_A_SHORT_LINK", { fields: { url: [`must be a short link on ${domain}, or its slug`] } });
+const notAShortLink = (domain: string) =>
+  new AppError("NOT_A_SHORT_LINK", { fields: { url: [`must be a short link on ${domain} or on a verified branded domain, or its slug`] } });
+
+/**
+ * Which namespace a reported link is in: null for the redirect domain (a bare slug too), the
+ * domain's id for a verified branded domain, undefined when its host is no domain served here.
+ */
+async function reportedNamespace(app: AppServices, url: URL | null): Promise<string | null | undefined> {
+  if (url === null || sameHost(url, app.config.redirectDomain)) return null;
+  const host = hostFromHeader(url.host);
+  const domain = host ? await lookupDomainByHost(app, host) : null;
+  return domain ? domain.id : undefined;
+}
 
 /**
  * Stores a report about a live short link. Unknown slugs answer the same `{ok: true}` and store
@@ -19,14 +33,17 @@ const notAShortLink = (domain: string) => new AppError("NOT_A_SHORT_LINK", { fie
  */
 export async function createReport(ctx: Context, input: CreateReportInput): Promise<{ ok: boolean }> {
   const { app } = ctx;
-  const slug = slugFromReportedUrl(input.url, app.config.redirectDomain);
-  if (slug === null) throw notAShortLink(app.config.redirectDomain);
+  const parsed = parseReportedUrl(input.url);
+  const domainId = parsed ? await reportedNamespace(app, parsed.url) : undefined;
+  if (!parsed || domainId === undefined) throw notAShortLink(app.config.redirectDomain);
+  const { slug } = parsed;
   await consume(app.limits, "reportPerAddress", ctx.req.ip);
-  await consume(app.limits, "reportPerSlug", slug);
+  // Per slug in its namespace: a branded domain's `x` is not the redirect domain's `x`.
+  await consume(app.limits, "reportPerSlug", domainId === null ? slug : `${domainId}/${slug}`);
   const [link] = await app.db
     .select({ id: links.id })
     .from(links)
-    .where(and(eq(links.slug, slug), isNull(links.deletedAt)))
+    .where(and(eq(links.slug, slug), isNull(links.deletedAt), domainId === null ? isNull(links.domainId) : eq(links.domainId, domainId)))
     .limit(1);
   if (!link) return { ok: true };
   const ua = ctx.req.headers["user-agent"];
@@ -130,7 +147,7 @@ export async function deleteReportedLink(app: AppServices, reviewerId: string, i
     const [report] = await tx.select({ linkId: abuseReports.linkId }).from(abuseReports).where(eq(abuseReports.id, id)).for("update");
     if (!report) throw notFound();
     const [link] = await tx
-      .select({ id: links.id, kind: links.kind, slug: links.slug, deletedAt: links.deletedAt })
+      .select({ id: links.id, kind: links.kind, slug: links.slug, domainId: links.domainId, deletedAt: links.deletedAt })
       .from(links)
       .where(eq(links.id, report.linkId))
       .for("update");
