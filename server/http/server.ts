@@ -149,14 +149,17 @@ async function serveMetrics(app: AppServices, req: http.IncomingMessage, res: ht
 
 /**
  * Which origin answers a request on one port: the origins whose host matches the Host header
- * (all of them when none does), longest path prefix first so the API under APP_URL/api wins over
+ * (the redirect host, else all of them, when none does), longest path prefix first so the API under APP_URL/api wins over
  * the app itself. Worked out once per port, not per request.
  */
 function originPicker(origins: Origin[]): (req: http.IncomingMessage) => Origin | undefined {
   const byPrefix = (list: Origin[]) => [...list].sort((a, b) => b.prefix.length - a.prefix.length);
   const byHost = new Map<string, Origin[]>();
   for (const o of origins) byHost.set(o.url.host.toLowerCase(), byPrefix(origins.filter((x) => x.url.host.toLowerCase() === o.url.host.toLowerCase())));
-  const fallback = byPrefix(origins);
+  // A Host naming none of them may be a branded domain's (extensions §2): the redirect host answers
+  // it when it listens on this port (404 for no served domain); otherwise, the origins by prefix.
+  const redirect = origins.filter((o) => o.kind === "redirect");
+  const fallback = redirect.length ? redirect : byPrefix(origins);
   return (req) => {
     const pool = byHost.get((req.headers.host ?? "").toLowerCase()) ?? fallback;
     if (pool.length === 1 && !pool[0].prefix) return pool[0];

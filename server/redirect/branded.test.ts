@@ -11,7 +11,7 @@ import { createServices, type AppServices } from "../core/services";
 import { startServers, type RunningServers } from "../http/server";
 import { tempDataDir } from "../../db/test-db";
 import { startDnsServer, type TestDnsServer } from "../routers/domains/dns-server.test-helper";
-import { createTestServer, freePort, http, type TestServer, type TestUser } from "../test/harness";
+import { createTestApp, createTestServer, freePort, http, type TestServer, type TestUser } from "../test/harness";
 import { PEOPLE, SEARCH, SOCIAL } from "./ua-fixtures";
 
 // The redirect host serves every verified branded domain by the request's Host (extensions §2),
@@ -325,6 +325,28 @@ describe("a second instance on the same database", () => {
     await vi.waitFor(async () => expect((await there(d.name, "/")).headers.location).toBe("https://www.brand.example/gone"), { timeout: 2_000 });
     await api("DELETE", `/domains/${d.id}`);
     await vi.waitFor(async () => expect((await there(d.name, "/")).status).toBe(404), { timeout: 2_000 });
+  });
+});
+
+describe("one port for every origin", () => {
+  it("a branded Host reaches the redirect host, not the dashboard, when they share a port", async () => {
+    const port = await freePort();
+    const s = await createTestApp({ APP_URL: `http://app.localhost:${port}`, REDIRECT_URL: `http://go.localhost:${port}`, DNS_SERVERS: dns.address });
+    const running = await startServers(s.app, { remix: false });
+    try {
+      const u = await s.user();
+      const d = await s.caller(u.auth).domain.create({ name: uniqueName() });
+      dns.txt.set(d.verification.name, [d.verification.value]);
+      await s.caller(u.auth).domain.verify({ id: d.id });
+      const l = await s.caller(u.auth).link.create({ url: "https://dest.example/shared", domain: d.name });
+      const base = `http://127.0.0.1:${port}`;
+      expect((await visit(base, d.name, `/${l.slug}`)).headers.location).toBe("https://dest.example/shared");
+      expect((await visit(base, "unknown.brand.example", "/api/links")).status).toBe(404);
+      expect((await visit(base, `app.localhost:${port}`, "/api/links")).status).toBe(401);
+    } finally {
+      await running.close();
+      await s.close();
+    }
   });
 });
 
