@@ -5,12 +5,17 @@
  * endpoint (one process per data directory), and opens the data directory itself only when
  * no server holds it.
  */
+import { copyFile, stat, unlink } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { ConfigError, parseConfig, type Config } from "./config";
 import { openDatabase } from "../db/client";
 import { ADMIN_PATH, ADMIN_SECRET_HEADER, readAdminEndpointInfo, type AdminEndpointInfo } from "./admin/endpoint";
-import { CommandError, commandFailure, runAdminCommand } from "./admin/commands";
+import { CommandError, commandFailure, email, importFormat, parse, queueImport, runAdminCommand, USAGE } from "./admin/commands";
+import { IMPORT_MAX_BYTES, IMPORT_MAX_MB } from "./routers/imports/csv-file";
+import type { ImportJobDto } from "./routers/imports/imports.schema";
+import { ensureUploadsDir, runImportJob, summary, uploadName, type JobProgress } from "./routers/imports/imports.service";
+import { newLeaseOwner } from "./routers/imports/runner";
 
 type Result = { ok: true; output: unknown } | { ok: false; failure: { error: string; message: string } };
 
@@ -58,7 +63,7 @@ function askServer(info: AdminEndpointInfo, args: string[]): Promise<Result> {
 async function runDirect(config: Config, args: string[]): Promise<Result> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite"), poolSize: 1 });
   try {
-    return { ok: true, output: await runAdminCommand(database.db, args) };
+    return { ok: true, output: await runAdminCommand(database.db, args, config) };
   } catch (e) {
     return { ok: false, failure: commandFailure(e) };
   } finally {
@@ -85,10 +90,138 @@ async function run(config: Config, args: string[]): Promise<Result> {
   }
 }
 
+// ---- links:import ------------------------------------------------------------------------------
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const n = (x: number) => x.toLocaleString("en-US");
+
+/** Progress on stderr, at most four lines a second (and always the last). */
+function progressPrinter(jobId: string) {
+  let last = 0;
+  let shown = -1;
+  return (p: JobProgress, force = false) => {
+    const now = Date.now();
+    if (p.rows_done === shown || (!force && now - last < 250)) return;
+    last = now;
+    shown = p.rows_done;
+    process.stderr.write(
+      `import ${jobId}: ${n(p.rows_done)} of ${n(p.rows ?? 0)} rows (created ${n(p.created)}, skipped ${n(p.skipped)}, rejected ${n(p.rejected)})\n`,
+    );
+  };
+}
+
+const finished = (job: ImportJobDto): Result =>
+  job.status === "done"
+    ? { ok: true, output: summary(job) }
+    : {
+        ok: false,
+        failure: { error: "IMPORT_FAILED", message: `${job.error ?? "the import failed"} (after ${n(job.rows_done)} rows: ${n(job.created)} created)` },
+      };
+
+/** The job runs here (PostgreSQL, or PGlite that no server holds); SIGINT/SIGTERM stop after the batch in progress. */
+async function importHere(config: Config, args: { email?: string; workspace?: string; format?: string }, upload: string): Promise<Result> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite"), poolSize: 2 });
+  let stop = false;
+  const onSignal = () => {
+    stop = true;
+    process.stderr.write("stopping after the batch in progress…\n");
+  };
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  try {
+    const owner = newLeaseOwner();
+    const job = await queueImport(database.db, config, { ...args, upload, leaseOwner: owner });
+    const show = progressPrinter(job.id);
+    const deps = { db: database.db, config, driver: database.driver };
+    const result = await runImportJob(deps, job.id, owner, { shouldStop: () => stop, onProgress: (p) => show(p) });
+    const end = (await runAdminCommand(database.db, ["links:import:status", "--job", job.id], config)) as ImportJobDto;
+    show(end, true);
+    if (result === "stopped" || result === "lost") {
+      return {
+        ok: false,
+        failure: {
+          error: "INTERRUPTED",
+          message: `stopped after ${n(end.rows_done)} of ${n(end.rows ?? 0)} rows; import ${job.id} goes on when a server with this DATABASE_URL and DATA_DIR runs`,
+        },
+      };
+    }
+    return finished(end);
+  } finally {
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+    await database.close();
+  }
+}
+
+/**
+ * The running server holds the embedded database: it queues the job (its import runner takes it at
+ * once) and is asked how it goes until the end, across restarts of the server (the job resumes there).
+ */
+async function importThroughServer(config: Config, args: { email?: string; workspace?: string; format?: string }, upload: string): Promise<Result> {
+  const queueArgs = ["links:import:queue", "--upload", upload, ...Object.entries(args).flatMap(([k, v]) => (v === undefined ? [] : [`--${k}`, v]))];
+  const queued = await run(config, queueArgs);
+  if (!queued.ok) return queued;
+  const job = queued.output as ImportJobDto;
+  const show = progressPrinter(job.id);
+  let unreachableSince = 0;
+  for (;;) {
+    await sleep(300);
+    const info = readAdminEndpointInfo(config.dataDir);
+    let status: Result | null = null;
+    try {
+      if (info && alive(info.pid)) status = await askServer(info, ["links:import:status", "--job", job.id]);
+    } catch {
+      status = null;
+    }
+    if (!status) {
+      // Stopped or restarting: the job resumes when the server is back.
+      if (!unreachableSince) {
+        unreachableSince = Date.now();
+        process.stderr.write("the server does not answer; waiting for it (the import resumes when it starts again)…\n");
+      } else if (Date.now() - unreachableSince > 10 * 60_000) {
+        return { ok: false, failure: { error: "SERVICE_UNAVAILABLE", message: `no server for 10 minutes; import ${job.id} resumes when one starts` } };
+      }
+      continue;
+    }
+    unreachableSince = 0;
+    if (!status.ok) return status;
+    const now = status.output as ImportJobDto;
+    show(now, now.status === "done" || now.status === "failed");
+    if (now.status === "done" || now.status === "failed") return finished(now);
+  }
+}
+
+/** `links:import`: the file is copied into DATA_DIR/imports/uploads, checked, made a job and run to the end. */
+async function importCommand(config: Config, argv: string[]): Promise<Result> {
+  const { values, positionals } = parse(argv);
+  if (positionals.length > 1) throw new CommandError("USAGE", `unexpected argument ${positionals[1]}\n${USAGE}`);
+  if (!values.file) throw new CommandError("USAGE", `--file is required\n${USAGE}`);
+  email(values.email);
+  importFormat(values.format);
+  let size: number;
+  try {
+    size = (await stat(values.file)).size;
+  } catch {
+    throw new CommandError("USAGE", `--file ${values.file} cannot be read`);
+  }
+  if (size > IMPORT_MAX_BYTES) return { ok: false, failure: { error: "VALIDATION_FAILED", message: `file: is larger than ${IMPORT_MAX_MB} MB` } };
+  const upload = uploadName("cli");
+  const copy = path.join(await ensureUploadsDir(config.dataDir), upload);
+  await copyFile(values.file, copy);
+  const args = { email: values.email, workspace: values.workspace, format: values.format };
+  try {
+    const info = readAdminEndpointInfo(config.dataDir);
+    const serverHolds = !config.databaseUrl && info !== null && alive(info.pid);
+    return serverHolds ? await importThroughServer(config, args, upload) : await importHere(config, args, upload);
+  } finally {
+    await unlink(copy).catch(() => {}); // gone already when a job took it
+  }
+}
+
 async function main() {
   let result: Result;
   try {
-    result = await run(parseConfig(), process.argv.slice(2));
+    const config = parseConfig();
+    const argv = process.argv.slice(2);
+    result = parse(argv).positionals[0] === "links:import" ? await importCommand(config, argv) : await run(config, argv);
   } catch (e) {
     result = { ok: false, failure: e instanceof ConfigError ? { error: "CONFIG", message: e.message } : commandFailure(e) };
   }

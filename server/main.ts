@@ -4,6 +4,7 @@ import { openDatabase } from "../db/client";
 import { createServices } from "./core/services";
 import { startServers } from "./http/server";
 import { reserveAdminEndpoint } from "./admin/endpoint";
+import { startImportRunner } from "./routers/imports/runner";
 
 async function main() {
   const started = Date.now();
@@ -22,6 +23,8 @@ async function main() {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite") });
   const app = await createServices(config, database);
   const running = await startServers(app);
+  // CSV imports: queued jobs, and those of a stopped instance, resume here (extensions §3).
+  const imports = startImportRunner(app);
   app.log.info({ ms: Date.now() - started, database: database.driver }, "started");
 
   let stopping = false;
@@ -36,6 +39,7 @@ async function main() {
     force.unref();
     try {
       await running.close(); // stop accepting, finish in-flight requests
+      await imports.stop(); // finish the import batch in progress, give the job back
       await app.clicks?.close(); // flush buffered clicks
       await app.limits.close();
       app.mail.close();
