@@ -88,6 +88,9 @@ function Header({ viewer }: { viewer: Viewer | null }) {
               <NavLink to="/linktrees" className={navClass}>
                 Linktrees
               </NavLink>
+              <NavLink to="/domains" className={navClass}>
+                Domains
+              </NavLink>
               <NavLink to="/settings" className={navClass}>
                 Settings
               </NavLink>

@@ -15,6 +15,8 @@ export const ERROR_MESSAGES: Record<string, string> = {
   LINK_ID_ALREADY_IN_USE: "That slug is already taken.",
   LINKTREE_LINK_NOT_EDITABLE: "This link belongs to a linktree; edit it in the linktree editor.",
   SLUG_ALREADY_IN_USE: "That slug is already taken.",
+  DOMAIN_TAKEN: "That domain is already added, here or in another workspace.",
+  DOMAIN_IN_USE: "Links still use this domain: delete them or move them to another domain first.",
   TOKEN_LIMIT_REACHED: "The free plan allows one live token. Revoke your current token to create a new one.",
   LAST_OWNER: "A workspace needs an owner: make another member an owner first, or delete the workspace.",
   PERSONAL_WORKSPACE: "Your personal workspace is yours alone: it cannot be shared or deleted. Create a new workspace to work with others.",
