@@ -10,8 +10,8 @@ export const SCREENSHOTS = path.resolve("e2e/screenshots");
 
 export type Server = { appUrl: string; redirectUrl: string; dataDir: string; env: Record<string, string>; stop(): Promise<void> };
 
-/** `tsx server/main.ts` on free ports with a temporary DATA_DIR (PGlite), as `npm start` runs it. */
-export async function startServer(): Promise<Server> {
+/** `tsx server/main.ts` on free ports with a temporary DATA_DIR (PGlite), as `npm start` runs it; `extraEnv` adds variables (e.g. DNS_SERVERS). */
+export async function startServer(extraEnv: Record<string, string> = {}): Promise<Server> {
   const [appPort, redirectPort] = [await freePort(), await freePort()];
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "e2e-"));
   const env = {
@@ -20,6 +20,7 @@ export async function startServer(): Promise<Server> {
     DATA_DIR: dataDir,
     LOG_LEVEL: "warn",
     NODE_ENV: "production" as const,
+    ...extraEnv,
   };
   const child: ChildProcess = spawn(process.execPath, [path.resolve("node_modules/tsx/dist/cli.mjs"), "server/main.ts"], {
     env: { ...process.env, ...env, DATABASE_URL: "", REDIS_URL: "", SMTP_URL: "" },
