@@ -60,7 +60,7 @@ export function createAdminEndpoint(app: AppServices) {
         return res.status(400).json({ error: "USAGE", message: "body must be {args: string[]}" });
       }
       try {
-        res.status(200).json({ output: await runAdminCommand(app.db, args) });
+        res.status(200).json({ output: await runAdminCommand(app.db, args, app.config) });
       } catch (e) {
         const failure = commandFailure(e);
         if (failure.error === "INTERNAL_ERROR") app.log.error({ err: e }, "admin command failed");
