@@ -16,8 +16,11 @@ function cli(args: string[], env: Record<string, string | undefined>): Promise<R
   const childEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", "server/cli.ts", ...args], { cwd: root, env: childEnv, timeout: 120_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "server/cli.ts", ...args],
+      { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: 120_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
