@@ -1,6 +1,8 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { Form, useActionData, useLoaderData } from "@remix-run/react";
+import { Form, useActionData, useLoaderData, useRouteLoaderData } from "@remix-run/react";
 import { CopyButton, Field, fieldErrors, FormAlert, Success } from "../components/ui";
+import { workspaceLabel } from "../components/WorkspaceSwitcher";
+import type { loader as layoutLoader } from "./_app";
 import { attempt, load } from "../lib/errors.server";
 import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
@@ -8,7 +10,8 @@ import { requireActor } from "../lib/session.server";
 
 export async function loader({ context, request }: LoaderFunctionArgs) {
   const actor = await requireActor(context, request);
-  const { tokens } = await load(request, () => context.caller.token.list());
+  // Each token with the workspace it acts in (extensions §1).
+  const { tokens } = await load(request, () => context.caller.token.listWithWorkspace());
   return { tokens, plan: actor.plan };
 }
 
@@ -29,6 +32,8 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
 
 export default function Tokens() {
   const { tokens, plan } = useLoaderData<typeof loader>();
+  // The workspace a new token would act in: the one the layout's switcher shows.
+  const current = useRouteLoaderData<typeof layoutLoader>("routes/_app")?.workspaces.find((w) => w.current);
   const data = useActionData<typeof action>();
   const live = tokens.filter((t) => !t.revoked_at);
   const atLimit = plan === "free" && live.length >= 1;
@@ -59,10 +64,17 @@ export default function Tokens() {
         <p className="text-sm text-slate-600 dark:text-slate-400">
           Tokens are for scripts and servers. They can manage links, linktrees and analytics, but not your account.
         </p>
+        {current ? (
+          <p className="text-sm" data-testid="token-workspace">
+            A new token acts in the workspace you are in now, <strong>{workspaceLabel(current)}</strong>, and only there. To make one for another workspace,
+            switch first.
+          </p>
+        ) : null}
         {plan === "free" ? (
           <p className="alert-info" data-testid="plan-rule">
             The free plan allows <strong>one live token</strong>.{" "}
-            {atLimit ? "You have one, so revoke it first to create a new one (rotate = revoke, then create)." : "Revoking a token frees the slot."}
+            {atLimit ? "You have one, so revoke it first to create a new one (rotate = revoke, then create)." : "Revoking a token frees the slot."} The one
+            token counts over all your workspaces.
           </p>
         ) : null}
         <FormAlert error={data?.intent === "create" ? data.error : null} />
@@ -91,6 +103,7 @@ export default function Tokens() {
               <tr>
                 <th scope="col">Name</th>
                 <th scope="col">Token</th>
+                <th scope="col">Workspace</th>
                 <th scope="col">Created</th>
                 <th scope="col">Last used</th>
                 <th scope="col">
@@ -103,6 +116,7 @@ export default function Tokens() {
                 <tr key={t.id} data-testid="token-row">
                   <td className="font-medium">{t.name}</td>
                   <td className="font-mono">{t.prefix}…</td>
+                  <td>{t.workspace ? workspaceLabel(t.workspace) : "deleted"}</td>
                   <td className="whitespace-nowrap">{formatDateTime(t.created_at)}</td>
                   <td className="whitespace-nowrap">{t.last_used_at ? formatDateTime(t.last_used_at) : "never"}</td>
                   <td>

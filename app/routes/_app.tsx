@@ -1,13 +1,22 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import { Outlet } from "@remix-run/react";
+import { Outlet, useLoaderData } from "@remix-run/react";
+import { WorkspaceSwitcher } from "../components/WorkspaceSwitcher";
+import { load } from "../lib/errors.server";
 import { requireActor } from "../lib/session.server";
 
 /** Every page below needs a signed-in browser session; others go to sign-in and come back. */
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
-  return null;
+  // The workspace the pages act in, and the others to switch to (extensions §1).
+  return load(request, () => context.caller.workspace.list());
 }
 
 export default function AppLayout() {
-  return <Outlet />;
+  const { workspaces } = useLoaderData<typeof loader>();
+  return (
+    <>
+      <WorkspaceSwitcher workspaces={workspaces} />
+      <Outlet />
+    </>
+  );
 }

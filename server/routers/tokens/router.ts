@@ -43,7 +43,11 @@ export const tokenRouter = router({
   /** No REST: the dashboard's list, with the workspace each token acts in. */
   listWithWorkspace: sessionOnlyProcedure
     .input(z.object({}).optional())
-    .output(z.object({ tokens: z.array(apiTokenOutput.extend({ workspace: z.object({ id: z.string(), name: z.string().nullable() }).nullable() })) }))
+    .output(
+      z.object({
+        tokens: z.array(apiTokenOutput.extend({ workspace: z.object({ id: z.string(), name: z.string().nullable(), personal: z.boolean() }).nullable() })),
+      }),
+    )
     .query(async ({ ctx }) => ({ tokens: await listTokensWithWorkspace(ctx.app.db, ctx.actor.userId) })),
 
   revoke: sessionOnlyProcedure

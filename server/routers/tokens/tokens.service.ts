@@ -34,7 +34,7 @@ export async function listTokens(db: DbOrTx, userId: string): Promise<ApiTokenDt
 export async function listTokensWithWorkspace(
   db: DbOrTx,
   userId: string,
-): Promise<(ApiTokenDto & { workspace: { id: string; name: string | null } | null })[]> {
+): Promise<(ApiTokenDto & { workspace: { id: string; name: string | null; personal: boolean } | null })[]> {
   const rows = await db
     .select({ ...columns, workspaceId: apiTokens.workspaceId, workspaceName: workspaces.name, personal: workspaces.personal })
     .from(apiTokens)
@@ -43,14 +43,14 @@ export async function listTokensWithWorkspace(
     .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id));
   return rows.map((r) => ({
     ...toApiTokenDto(r),
-    workspace: r.personal === null ? null : { id: r.workspaceId, name: r.personal ? "Personal" : r.workspaceName },
+    workspace: r.personal === null ? null : { id: r.workspaceId, name: r.workspaceName, personal: r.personal },
   }));
 }
 
 /**
  * The token is bound to `workspaceId`, the workspace the request acts in (extensions §1; the
- * command line: the personal one). The plan's live-token
- * limit counts every workspace and is enforced under a lock in issueToken (409 TOKEN_LIMIT_REACHED).
+ * command line: the personal one). The plan's live-token limit counts every workspace and is
+ * enforced under a lock in issueToken (409 TOKEN_LIMIT_REACHED).
  */
 export async function createToken(db: DbOrTx, userId: string, name: string, workspaceId?: string): Promise<{ token: string; record: ApiTokenDto }> {
   const { token, record } = await issueToken(db, userId, name, workspaceId);

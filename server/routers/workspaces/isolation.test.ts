@@ -121,8 +121,8 @@ describe("isolation between workspaces", () => {
     const { tokens } = await t.caller(uma.cookie).token.listWithWorkspace();
     expect(tokens.map((x) => x.workspace)).toEqual(
       expect.arrayContaining([
-        { id: uma.workspaceId, name: "Personal" },
-        { id: team, name: "Team" },
+        { id: uma.workspaceId, name: null, personal: true },
+        { id: team, name: "Team", personal: false },
       ]),
     );
   });
