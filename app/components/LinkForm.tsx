@@ -10,10 +10,14 @@ import { Field, FieldErrors, fieldErrors, FormAlert } from "./ui";
 
 const SLUG_RE = /^[0-9a-z-]{1,50}$/;
 
-type Props = { link: LinkDto | null; values: LinkFormValues; error?: FormError | null; submitLabel: string };
+/** `domains`: names of the workspace's verified branded domains, for the domain picker (none: no picker). */
+type Props = { link: LinkDto | null; values: LinkFormValues; error?: FormError | null; submitLabel: string; domains?: string[] };
 
-export function LinkForm({ link, values, error, submitLabel }: Props) {
+export function LinkForm({ link, values, error, submitLabel, domains = [] }: Props) {
   const busy = useNavigation().state === "submitting";
+  const { redirectDomain } = useEnv();
+  // A link's own domain: its redirect_domain, unless that is the default one.
+  const [domain, setDomain] = useState(values.domain ?? (link && link.redirect_domain !== redirectDomain ? link.redirect_domain : ""));
   const [url, setUrl] = useState(values.url);
   const [utm, setUtm] = useState(values.utm);
   const [og, setOg] = useState({ title: values.og_title, description: values.og_description, image: values.og_image });
@@ -37,7 +41,13 @@ export function LinkForm({ link, values, error, submitLabel }: Props) {
           placeholder="https://example.com/page"
           errors={errs("url")}
         />
-        <SlugField initial={values.slug} current={link?.slug ?? null} errors={errs("slug")} />
+        {domains.length || domain ? <DomainPicker domains={domains} value={domain} onChange={setDomain} errors={errs("domain")} /> : null}
+        <SlugField
+          initial={values.slug}
+          current={link && domain === (link.redirect_domain !== redirectDomain ? link.redirect_domain : "") ? link.slug : null}
+          domain={domain}
+          errors={errs("slug")}
+        />
         <Field
           label="Tags"
           name="tags"
@@ -138,7 +148,7 @@ export function LinkForm({ link, values, error, submitLabel }: Props) {
               hint="Optional, 1200×630 recommended. Without it an image is generated from the title."
             />
           </div>
-          <SharePreview link={link} og={og} />
+          <SharePreview link={link} og={og} domain={domain} />
         </div>
       </section>
 
@@ -151,8 +161,36 @@ export function LinkForm({ link, values, error, submitLabel }: Props) {
   );
 }
 
-/** Custom slug with availability feedback from link.slugAvailable while typing. */
-function SlugField({ initial, current, errors }: { initial: string; current: string | null; errors: string[] }) {
+/** Which domain the short link is on: the default redirect domain or a verified branded one. */
+function DomainPicker({ domains, value, onChange, errors }: { domains: string[]; value: string; onChange: (d: string) => void; errors: string[] }) {
+  const { redirectDomain } = useEnv();
+  const options = value && !domains.includes(value) ? [value, ...domains] : domains;
+  return (
+    <Field label="Domain" name="domain" errors={errors} hint="Your own domains appear here once they are verified on the Domains page.">
+      {({ id, describedBy, invalid }) => (
+        <select
+          id={id}
+          name="domain"
+          className="input sm:max-w-md"
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+          aria-invalid={invalid || undefined}
+          aria-describedby={describedBy}
+        >
+          <option value="">{redirectDomain} (default)</option>
+          {options.map((d) => (
+            <option key={d} value={d}>
+              {d}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** Custom slug with availability feedback from link.slugAvailable (on the chosen domain) while typing. */
+function SlugField({ initial, current, domain, errors }: { initial: string; current: string | null; domain: string; errors: string[] }) {
   const { apiUrl, redirectUrl } = useEnv();
   const [slug, setSlug] = useState(initial);
   const [status, setStatus] = useState<{ kind: "idle" | "checking" | "free" | "taken" | "invalid" | "error"; slug: string }>({ kind: "idle", slug: "" });
@@ -163,7 +201,7 @@ function SlugField({ initial, current, errors }: { initial: string; current: str
     let live = true;
     const timer = setTimeout(() => {
       trpc(apiUrl)
-        .link.slugAvailable.query({ slug })
+        .link.slugAvailable.query(domain ? { slug, domain } : { slug })
         .then((r) => live && setStatus({ kind: r.available ? "free" : "taken", slug }))
         .catch((e) => live && setStatus({ kind: errorCode(e) === "INVALID_LINK_ID" ? "invalid" : "error", slug }));
     }, 300);
@@ -171,7 +209,7 @@ function SlugField({ initial, current, errors }: { initial: string; current: str
       live = false;
       clearTimeout(timer);
     };
-  }, [slug, current, apiUrl]);
+  }, [slug, current, apiUrl, domain]);
   const text = {
     idle: current ? "" : "Leave empty for a generated 4-character slug.",
     checking: "Checking…",
@@ -192,7 +230,7 @@ function SlugField({ initial, current, errors }: { initial: string; current: str
         <>
           <div className="flex items-stretch">
             <span className="hidden items-center rounded-l-md border border-r-0 border-slate-300 bg-slate-100 px-2 text-sm text-slate-600 dark:border-slate-700 dark:bg-slate-800 dark:text-slate-300 sm:flex">
-              {redirectUrl.replace(/^https?:\/\//, "")}/
+              {domain || redirectUrl.replace(/^https?:\/\//, "")}/
             </span>
             <input
               id={id}
@@ -349,7 +387,7 @@ function TargetingEditor({ values, errors }: { values: LinkFormValues; errors: s
 }
 
 /** A live share card: what a social network shows, with the generated image when no image is set. */
-function SharePreview({ link, og }: { link: LinkDto | null; og: { title: string; description: string; image: string } }) {
+function SharePreview({ link, og, domain }: { link: LinkDto | null; og: { title: string; description: string; image: string }; domain: string }) {
   const { redirectUrl, redirectDomain } = useEnv();
   const generated = link && link.og_title ? `${redirectUrl}/_/og/${link.id}.png?v=${link.updated_at}` : null;
   const image = og.image && /^https?:\/\/./.test(og.image) ? og.image : og.title && generated && og.title === link?.og_title ? generated : null;
@@ -366,7 +404,7 @@ function SharePreview({ link, og }: { link: LinkDto | null; og: { title: string;
         )}
       </div>
       <figcaption className="space-y-1 p-3">
-        <p className="text-xs uppercase text-slate-500">{redirectDomain}</p>
+        <p className="text-xs uppercase text-slate-500">{domain || redirectDomain}</p>
         <p className="line-clamp-2 font-semibold">{og.title || "No title: the card is not shown"}</p>
         <p className="line-clamp-2 text-sm text-slate-600 dark:text-slate-400">{og.description}</p>
         {!og.image && og.title && og.title !== link?.og_title ? (

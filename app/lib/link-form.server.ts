@@ -6,6 +6,7 @@ export function createInputFrom(form: FormData): { values: LinkFormValues; input
   const v = valuesFromForm(form);
   const input: Record<string, unknown> = { url: withUtm(v.url, v.utm) };
   if (v.slug) input.slug = v.slug;
+  if (v.domain) input.domain = v.domain;
   const tags = parseTags(v.tags);
   if (tags.length) input.tags = tags;
   const expires = expiryFromLocal(v.expires_at_local, v.tz_offset);
@@ -25,6 +26,8 @@ export function updateInputFrom(form: FormData, current: LinkDto): { values: Lin
   const v = valuesFromForm(form);
   const input: Record<string, unknown> = { id: current.id, url: withUtm(v.url, v.utm), tags: parseTags(v.tags) };
   if (v.slug !== current.slug) input.slug = v.slug;
+  // The picker's domain ("" is the default one); unchanged, it is a no-op.
+  if (v.domain !== null) input.domain = v.domain || null;
   const expires = expiryFromLocal(v.expires_at_local, v.tz_offset);
   // An untouched expiry (possibly already past) is not re-sent; the form shows minutes only.
   const sameExpiry = expires !== null && current.expires_at !== null && Math.floor(expires / 60_000) === Math.floor(current.expires_at / 60_000);

@@ -4,6 +4,8 @@ import type { LinkDto } from "../../server/routers/links/links.schema";
 export type LinkFormValues = {
   url: string;
   slug: string;
+  /** The branded domain chosen ("" = the default redirect domain); null: as the link is (the form works it out). */
+  domain: string | null;
   tags: string;
   expires_at_local: string;
   tz_offset: string;
@@ -27,6 +29,7 @@ export function valuesFromLink(link: LinkDto | null): LinkFormValues {
   return {
     url: link?.url ?? "",
     slug: link?.slug ?? "",
+    domain: null,
     tags: link?.tags.join(", ") ?? "",
     // Rendered in UTC; the browser re-renders it in local time and sets tz_offset.
     expires_at_local: link?.expires_at ? new Date(link.expires_at).toISOString().slice(0, 16) : "",
@@ -51,6 +54,8 @@ export function valuesFromForm(form: FormData): LinkFormValues {
   return {
     url: s("url").trim(),
     slug: s("slug").trim(),
+    // Absent when the workspace has no verified domain (the picker is not shown).
+    domain: form.has("domain") ? s("domain") : null,
     tags: s("tags"),
     expires_at_local: s("expires_at_local"),
     tz_offset: s("tz_offset") || "0",

@@ -16,7 +16,9 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 export async function loader({ context, request, params }: LoaderFunctionArgs) {
   await requireActor(context, request);
   const link = await load(request, () => context.caller.link.get({ id: params.id ?? "" }));
-  return { link };
+  // The domain picker's choices: the workspace's verified branded domains.
+  const { domains } = await load(request, () => context.caller.domain.list({}));
+  return { link, domains: domains.filter((d) => d.verified).map((d) => d.name) };
 }
 
 type ActionData = { intent: "save"; error?: FormError; values?: LinkFormValues; saved?: boolean } | { intent: "delete"; error: FormError };
@@ -39,7 +41,7 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
 }
 
 export default function EditLink() {
-  const { link } = useLoaderData<typeof loader>();
+  const { link, domains } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
   const [params] = useSearchParams();
   const saveError = data?.intent === "save" ? data.error : null;
@@ -65,7 +67,7 @@ export default function EditLink() {
       <div className="grid gap-6 lg:grid-cols-[1fr_18rem]">
         <div className="min-w-0">
           {/* key: a successful save shows the stored values again */}
-          <LinkForm key={link.updated_at} link={link} values={values} error={saveError} submitLabel="Save changes" />
+          <LinkForm key={link.updated_at} link={link} values={values} error={saveError} submitLabel="Save changes" domains={domains} />
         </div>
         <aside className="space-y-4">
           <div className="card space-y-3">
