@@ -5,6 +5,7 @@ import { AppError, isUniqueViolation, notFound } from "../../domain/errors";
 import { consume } from "../../lib/rate-limit";
 import { normalizeEmail } from "../../lib/users";
 import { checkNoLoops } from "../links/links.service";
+import { linkCacheKey } from "../../core/lookup";
 import type { AppServices } from "../../core/services";
 import type { Actor, Context } from "../../trpc/context";
 import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "../auth/email-codes";
@@ -74,13 +75,16 @@ export async function verifyEmailChange(app: AppServices, actor: Actor, code: st
   return getAccount(app.db, userId, actor.workspaceId);
 }
 
+/** What a purge leaves to drop from the caches once committed. */
+export type Purged = { cacheKeys: string[]; domains: number };
+
 /**
  * Empties a workspace that is going away (its deletion, or its last member's account deletion):
  * every link record (hard delete, so slugs are freed; linktrees and their items too), its domains,
  * and its tokens revoked; sessions in it fall back to their personal workspace. Click events stay
- * (they have no foreign key). Answers the slugs to drop from the link caches once committed.
+ * (they have no foreign key). Call `dropCaches` with what it answers once committed.
  */
-export async function purgeWorkspace(tx: DbOrTx, workspaceId: string): Promise<string[]> {
+export async function purgeWorkspace(tx: DbOrTx, workspaceId: string, into: Purged = { cacheKeys: [], domains: 0 }): Promise<Purged> {
   const live = await tx
     .select({ slug: links.slug, domainId: links.domainId })
     .from(links)
@@ -89,7 +93,7 @@ export async function purgeWorkspace(tx: DbOrTx, workspaceId: string): Promise<s
   await tx.delete(linktreeItems).where(inArray(linktreeItems.linktreeId, trees));
   await tx.delete(linktrees).where(eq(linktrees.workspaceId, workspaceId));
   await tx.delete(links).where(eq(links.workspaceId, workspaceId));
-  await tx.delete(domains).where(eq(domains.workspaceId, workspaceId));
+  const gone = await tx.delete(domains).where(eq(domains.workspaceId, workspaceId)).returning({ id: domains.id });
   await tx
     .update(apiTokens)
     .set({ revokedAt: Date.now() })
@@ -97,8 +101,15 @@ export async function purgeWorkspace(tx: DbOrTx, workspaceId: string): Promise<s
   await tx.update(sessions).set({ workspaceId: null }).where(eq(sessions.workspaceId, workspaceId));
   // Memberships and invitations go with the workspace (ON DELETE CASCADE).
   await tx.delete(workspaces).where(eq(workspaces.id, workspaceId));
-  // The link cache's key: the slug on the default domain, `<domainId>/<slug>` on a branded one.
-  return live.map((l) => (l.domainId === null ? l.slug : `${l.domainId}/${l.slug}`));
+  into.cacheKeys.push(...live.map((l) => linkCacheKey(l.domainId, l.slug)));
+  into.domains += gone.length;
+  return into;
+}
+
+/** After a committed purge: its short links stop on every instance, and its domains stop being served. */
+export async function dropCaches(app: AppServices, purged: Purged): Promise<void> {
+  await app.invalidateSlugs(purged.cacheKeys);
+  if (purged.domains) await app.invalidateDomains();
 }
 
 /**
@@ -108,7 +119,7 @@ export async function purgeWorkspace(tx: DbOrTx, workspaceId: string): Promise<s
  * last owner and others remain answers 409 LAST_OWNER and nothing changes.
  */
 export async function deleteAccount(app: AppServices, userId: string): Promise<void> {
-  const slugs = await app.db.transaction(async (tx) => {
+  const purged = await app.db.transaction(async (tx) => {
     const [user] = await tx.select({ workspaceId: users.workspaceId, email: users.email }).from(users).where(eq(users.id, userId)).for("update");
     if (!user) throw notFound();
     // Locks the shared workspaces' rows (as every membership change does), in id order.
@@ -128,16 +139,15 @@ export async function deleteAccount(app: AppServices, userId: string): Promise<v
       if (others.all === 0) emptied.push(ws.id);
       else if (ws.role === "owner" && others.owners === 0) throw new AppError("LAST_OWNER");
     }
-    const slugs: string[] = [];
-    for (const id of emptied) slugs.push(...(await purgeWorkspace(tx, id)));
+    const purged: Purged = { cacheKeys: [], domains: 0 };
+    for (const id of emptied) await purgeWorkspace(tx, id, purged);
     await tx.delete(apiTokens).where(eq(apiTokens.userId, userId));
     await tx.delete(sessions).where(eq(sessions.userId, userId));
     await tx.delete(emailCodes).where(eq(emailCodes.userId, userId));
     await tx.delete(emailCodes).where(eq(emailCodes.email, user.email));
     await tx.delete(users).where(eq(users.id, userId)); // and its memberships
     // After the user: users.workspace_id refers to the personal workspace.
-    slugs.push(...(await purgeWorkspace(tx, user.workspaceId)));
-    return slugs;
+    return purgeWorkspace(tx, user.workspaceId, purged);
   });
-  await app.invalidateSlugs(slugs);
+  await dropCaches(app, purged);
 }

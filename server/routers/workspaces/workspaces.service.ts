@@ -9,7 +9,7 @@ import { sha256 } from "../../lib/crypto";
 import { BASE36, BASE62, randomString } from "../../lib/ids";
 import { inviteMail } from "../../lib/mail";
 import { normalizeEmail } from "../../lib/users";
-import { getAccount, purgeWorkspace } from "../account/account.service";
+import { dropCaches, getAccount, purgeWorkspace } from "../account/account.service";
 import type { AccountDto } from "../account/account.schema";
 import type { InviteDto, InvitePreviewDto, MemberDto, Role, WorkspaceDto } from "./workspaces.schema";
 
@@ -118,12 +118,12 @@ export async function renameWorkspace(db: DbOrTx, actor: Actor, id: string, name
  * personal workspace; click events stay. A personal workspace: 409 PERSONAL_WORKSPACE.
  */
 export async function deleteWorkspace(app: AppServices, actor: Actor, id: string): Promise<void> {
-  const slugs = await app.db.transaction(async (tx) => {
+  const purged = await app.db.transaction(async (tx) => {
     const ws = await membershipOf(tx, actor.userId, id, "owner", true);
     if (ws.personal) throw new AppError("PERSONAL_WORKSPACE");
     return purgeWorkspace(tx, id);
   });
-  await app.invalidateSlugs(slugs);
+  await dropCaches(app, purged);
 }
 
 const pendingInvite = (now: number) => and(isNull(workspaceInvites.acceptedAt), isNull(workspaceInvites.revokedAt), gt(workspaceInvites.expiresAt, now));

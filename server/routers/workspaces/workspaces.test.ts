@@ -1,3 +1,4 @@
+import nodeHttp from "node:http";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiTokens, clicks, domains, links, linktrees, memberships, sessions, users, workspaceInvites, workspaces } from "../../../db/schema";
@@ -18,6 +19,19 @@ afterAll(() => t?.close());
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const uniq = () => newId().slice(0, 8);
+
+/** Status of a GET to the redirect host with this Host header (fetch cannot set Host). */
+function visitHost(host: string, path: string): Promise<number> {
+  const u = new URL(t.redirect);
+  return new Promise((resolve, reject) => {
+    const req = nodeHttp.request({ host: u.hostname, port: u.port, path, headers: { host } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode!));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
 
 /** A shared workspace owned by `owner`. */
 async function team(owner: Person, name = `Team ${uniq()}`): Promise<string> {
@@ -172,12 +186,28 @@ describe("workspaces", () => {
     const link = await call("POST", "/links", bearer(mToken), { url: "https://example.com/x", slug });
     const tree = await call("POST", "/linktrees", bearer(oToken), { slug: `tree-${uniq()}`, title: "T" });
     await call("POST", `/linktrees/${tree.json.id}/items`, bearer(oToken), { title: "I", url: "https://example.com/i" });
-    const domainId = newId();
-    await t.app.db.insert(domains).values({ id: domainId, workspaceId: ws, name: `${uniq()}.example.com`, verificationValue: "v", createdAt: 1 });
+    // A verified branded domain with a link on it, served by the redirect host (and so cached there).
+    const host = `${uniq()}.brand.example`;
+    await t.app.db
+      .insert(domains)
+      .values({
+        id: newId(),
+        workspaceId: ws,
+        name: host,
+        verificationValue: "v",
+        verified: true,
+        verifiedAt: 1,
+        notFoundUrl: "https://example.com/nf",
+        createdAt: 1,
+      });
+    const branded = await call("POST", "/links", bearer(mToken), { url: "https://example.com/branded", slug, domain: host });
+    expect(branded.status).toBe(201);
     await t.app.db
       .insert(clicks)
       .values({ linkId: link.json.id, ts: `${Date.now()}#x`, workspaceId: ws, timestamp: Date.now(), device: "desktop", rule: "url" });
     expect((await http(`${t.redirect}/${slug}`)).status).toBe(301);
+    expect(await visitHost(host, `/${slug}`)).toBe(301);
+    expect(await visitHost(host, "/")).toBe(302); // to its not_found_url
 
     expect((await call("DELETE", `/workspaces/${ws}`, m.cookie)).status).toBe(403);
     const r = await call("DELETE", `/workspaces/${ws}`, o.cookie);
@@ -196,6 +226,9 @@ describe("workspaces", () => {
     expect(tokens.every((x) => x.revokedAt !== null)).toBe(true);
     expect((await call("GET", "/links", bearer(mToken))).status).toBe(401);
     expect((await http(`${t.redirect}/${slug}`)).status).toBe(404);
+    // The domain is no longer served, here nor (NOTIFY) on other instances: no not_found_url either.
+    expect(await visitHost(host, `/${slug}`)).toBe(404);
+    expect(await visitHost(host, "/")).toBe(404);
     // The slug is free again, for anyone.
     expect((await call("POST", "/links", bearer(o.token), { url: "https://example.com/again", slug })).status).toBe(201);
     for (const p of [o, m]) expect((await call("GET", "/account", p.cookie)).json.workspace.id).toBe(p.workspaceId);
