@@ -188,18 +188,16 @@ describe("workspaces", () => {
     await call("POST", `/linktrees/${tree.json.id}/items`, bearer(oToken), { title: "I", url: "https://example.com/i" });
     // A verified branded domain with a link on it, served by the redirect host (and so cached there).
     const host = `${uniq()}.brand.example`;
-    await t.app.db
-      .insert(domains)
-      .values({
-        id: newId(),
-        workspaceId: ws,
-        name: host,
-        verificationValue: "v",
-        verified: true,
-        verifiedAt: 1,
-        notFoundUrl: "https://example.com/nf",
-        createdAt: 1,
-      });
+    await t.app.db.insert(domains).values({
+      id: newId(),
+      workspaceId: ws,
+      name: host,
+      verificationValue: "v",
+      verified: true,
+      verifiedAt: 1,
+      notFoundUrl: "https://example.com/nf",
+      createdAt: 1,
+    });
     const branded = await call("POST", "/links", bearer(mToken), { url: "https://example.com/branded", slug, domain: host });
     expect(branded.status).toBe(201);
     await t.app.db
