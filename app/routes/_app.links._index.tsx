@@ -28,6 +28,12 @@ export default function LinksIndex() {
   return (
     <>
       <PageHeader title="Links" subtitle="Your short links, newest first.">
+        <Link to="/links/import" className="btn-secondary">
+          Import
+        </Link>
+        <a href="/links.csv" className="btn-secondary" download>
+          Export CSV
+        </a>
         <Link to="/links/new" className="btn-primary">
           New link
         </Link>

@@ -9,6 +9,7 @@ import { openApiDocuments } from "./openapi";
 import { createRestHandler, MAX_BODY_BYTES, sendError } from "./rest";
 import { AppError, toPublicError } from "../domain/errors";
 import { AVATAR_MAX_BYTES } from "../lib/avatars";
+import { IMPORT_MAX_BYTES } from "../routers/imports/csv-file";
 
 /** The API origin: every REST path, /openapi.json|yaml, and the typed tRPC endpoint. */
 export function createApiRouter(app: AppServices): express.Router {
@@ -71,6 +72,9 @@ export const FORM_MAX_BYTES = MAX_BODY_BYTES;
 /** The avatar upload (multipart POST /settings): the 2 MB image plus room for the form around it. */
 export const AVATAR_FORM_MAX_BYTES = AVATAR_MAX_BYTES + FORM_MAX_BYTES;
 const AVATAR_FORM_PATH = /^\/settings(\.data)?\/?$/;
+/** The CSV import upload (multipart POST /links/import): the file (IMPORT_MAX_BYTES, 20 MB) plus room for the form around it. */
+export const IMPORT_FORM_MAX_BYTES = IMPORT_MAX_BYTES + FORM_MAX_BYTES;
+const IMPORT_FORM_PATH = /^\/links\/import(\.data)?\/?$/;
 const FORM_TYPES = new Set(["application/x-www-form-urlencoded", "multipart/form-data"]);
 
 /** The body read by `formBodies`, for the Remix handler (undefined: none). */
@@ -80,7 +84,8 @@ export type FormBodyRequest = Request & { formBody?: Buffer<ArrayBuffer> };
  * Bounds every body that reaches Remix, before any action reads it (request.formData() reads all
  * of it into memory): only HTML form types (else 415), at most FORM_MAX_BYTES (AVATAR_FORM_MAX_BYTES
  * for the avatar upload) by Content-Length or by counting a chunked body (else 413, stopping at
- * the limit), and a multipart body must parse (else 400). The body is kept in `req.formBody`.
+ * the limit; IMPORT_FORM_MAX_BYTES for the CSV import upload), and a multipart body must parse
+ * (else 400). The body is kept in `req.formBody`.
  */
 export function formBodies() {
   return (req: FormBodyRequest, res: Response, next: NextFunction) => {
@@ -90,7 +95,13 @@ export function formBodies() {
     const contentType = req.headers["content-type"] ?? "";
     const type = contentType.split(";")[0].trim().toLowerCase();
     if (!FORM_TYPES.has(type)) return refuseBody(req, res, new AppError("UNSUPPORTED_MEDIA_TYPE"));
-    const limit = type === "multipart/form-data" && AVATAR_FORM_PATH.test(req.path) ? AVATAR_FORM_MAX_BYTES : FORM_MAX_BYTES;
+    const multipart = type === "multipart/form-data";
+    const limit =
+      multipart && AVATAR_FORM_PATH.test(req.path)
+        ? AVATAR_FORM_MAX_BYTES
+        : multipart && IMPORT_FORM_PATH.test(req.path)
+          ? IMPORT_FORM_MAX_BYTES
+          : FORM_MAX_BYTES;
     if (Number(declared) > limit) return refuseBody(req, res, new AppError("PAYLOAD_TOO_LARGE"));
     const chunks: Buffer[] = [];
     let size = 0;

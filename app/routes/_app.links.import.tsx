@@ -1,0 +1,365 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { MaxPartSizeExceededError, redirect, unstable_createFileUploadHandler, unstable_parseMultipartFormData } from "@remix-run/node";
+import { Form, Link, useActionData, useLoaderData, useNavigation, useRevalidator } from "@remix-run/react";
+import { useEffect, useState } from "react";
+import { FieldErrors, fieldErrors, FormAlert, PageHeader } from "../components/ui";
+import { attempt, fieldError, load } from "../lib/errors.server";
+import { formatDateTime } from "../lib/format";
+import { ensureUploadsDir, IMPORT_MAX_BYTES, uploadName } from "../lib/imports.server";
+import type { FormError } from "../lib/messages";
+import { requireActor } from "../lib/session.server";
+import { FORMAT_LABELS, IMPORT_FORMATS, MAPPING_FIELDS, type ImportFormat, type MappingField } from "../../server/routers/imports/formats";
+import type { InspectionDto } from "../../server/routers/imports/imports.schema";
+
+export const meta: MetaFunction = () => [{ title: "Import links · Links" }];
+
+/** IMPORT_MAX_BYTES (server/routers/imports/csv-file.ts), for the text of this page. */
+const LIMIT_MB = 20;
+
+const FIELD_LABELS: Record<MappingField, string> = {
+  url: "Destination URL",
+  slug: "Slug",
+  tags: "Tags",
+  og_title: "Share title",
+  og_description: "Share description",
+  expires_at: "Expires at",
+  created_at: "Created at",
+};
+
+export async function loader({ context, request }: LoaderFunctionArgs) {
+  await requireActor(context, request);
+  const id = new URL(request.url).searchParams.get("job");
+  const job = id ? await load(request, () => context.caller.imports.get({ id })) : null;
+  const { imports } = await load(request, () => context.caller.imports.list({}));
+  return { job, imports };
+}
+
+type ActionData = { inspection?: InspectionDto; error?: FormError; mapping?: Record<string, string> };
+
+export async function action({ context, request }: ActionFunctionArgs): Promise<ActionData> {
+  const actor = await requireActor(context, request);
+  const imports = context.caller.imports;
+  if ((request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) {
+    // Step 1: the file goes straight to DATA_DIR/imports/uploads (formBodies bounds the request first).
+    let form: FormData;
+    try {
+      form = await unstable_parseMultipartFormData(
+        request,
+        unstable_createFileUploadHandler({
+          directory: await ensureUploadsDir(context.app.config.dataDir),
+          file: () => uploadName(actor.userId),
+          maxPartSize: IMPORT_MAX_BYTES,
+          avoidFileConflicts: false,
+        }),
+      );
+    } catch (e) {
+      if (e instanceof MaxPartSizeExceededError) return { error: fieldError({ file: [`is larger than ${LIMIT_MB} MB`] }) };
+      return { error: fieldError({ file: ["could not be read: send the form again"] }) };
+    }
+    const file = form.get("file") as { getFilePath?: () => string } | null;
+    if (!file || typeof file === "string" || !file.getFilePath) return { error: fieldError({ file: ["choose a CSV file"] }) };
+    const format = String(form.get("format") ?? "auto") as ImportFormat | "auto";
+    const r = await attempt(request, () => imports.inspect({ upload: file.getFilePath!().split(/[\\/]/).pop()!, format }));
+    return r.ok ? { inspection: r.value } : { error: r.error };
+  }
+  // Step 2: the mapping; the job starts and the page follows its progress.
+  const form = await request.formData();
+  const upload = String(form.get("upload") ?? "");
+  const format = String(form.get("format") ?? "auto") as ImportFormat | "auto";
+  const mapping: Record<string, string> = {};
+  for (const f of [...MAPPING_FIELDS, "slug_fallback"]) {
+    const v = String(form.get(`map_${f}`) ?? "");
+    if (v) mapping[f] = v;
+  }
+  const r = await attempt(request, () => imports.start({ upload, format, mapping }));
+  if (r.ok) throw redirect(`/links/import?job=${r.value.id}`);
+  const again = await attempt(request, () => imports.inspect({ upload, format }));
+  return { error: r.error, inspection: again.ok ? { ...again.value, format: format === "auto" ? again.value.detected : format } : undefined, mapping };
+}
+
+export default function ImportLinks() {
+  const { job, imports } = useLoaderData<typeof loader>();
+  const data = useActionData<typeof action>();
+  return (
+    <>
+      <PageHeader title="Import links" subtitle="From a CSV file: your own, or an export of Bitly, Shlink, Kutt or YOURLS.">
+        <Link to="/links" className="btn-secondary">
+          Back to links
+        </Link>
+      </PageHeader>
+      {job ? (
+        <JobProgress job={job} />
+      ) : data?.inspection ? (
+        <MappingStep inspection={data.inspection} error={data.error} chosen={data.mapping} />
+      ) : (
+        <UploadStep error={data?.error} />
+      )}
+      {!job && imports.length ? (
+        <section className="mt-8" aria-labelledby="recent">
+          <h2 id="recent" className="mb-2 text-lg font-semibold">
+            Recent imports
+          </h2>
+          <ul className="space-y-1 text-sm">
+            {imports.map((i) => (
+              <li key={i.id}>
+                <Link to={`/links/import?job=${i.id}`}>{formatDateTime(i.created_at)}</Link> · {i.status} · {i.created.toLocaleString("en-US")} created,{" "}
+                {i.skipped.toLocaleString("en-US")} skipped, {i.rejected.toLocaleString("en-US")} rejected of {(i.rows ?? 0).toLocaleString("en-US")}
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+    </>
+  );
+}
+
+function FormatSelect({ value, onChange, detected }: { value: string; onChange?: (v: string) => void; detected?: ImportFormat }) {
+  return (
+    <div>
+      <label htmlFor="format" className="label">
+        Format
+      </label>
+      <select id="format" name="format" className="input" value={value} onChange={(e) => onChange?.(e.target.value)}>
+        {detected ? null : <option value="auto">Recognise it from the header row</option>}
+        {IMPORT_FORMATS.map((f) => (
+          <option key={f} value={f}>
+            {FORMAT_LABELS[f]}
+            {f === detected ? " (detected)" : ""}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function UploadStep({ error }: { error?: FormError }) {
+  const busy = useNavigation().state === "submitting";
+  const [format, setFormat] = useState("auto");
+  // Said before the upload when the browser can tell; the server refuses a larger body anyway (413).
+  const [tooLarge, setTooLarge] = useState<FormError | null>(null);
+  const shown = tooLarge ?? error;
+  return (
+    <Form
+      method="post"
+      encType="multipart/form-data"
+      className="card max-w-2xl space-y-4"
+      aria-labelledby="upload"
+      onSubmit={(e) => {
+        const file = (e.currentTarget.elements.namedItem("file") as HTMLInputElement | null)?.files?.[0];
+        if (file && file.size > LIMIT_MB * 1024 * 1024) {
+          e.preventDefault();
+          setTooLarge({ error: "PAYLOAD_TOO_LARGE", message: "That file is too large.", fields: { file: [`is larger than ${LIMIT_MB} MB`] } });
+        } else setTooLarge(null);
+      }}
+    >
+      <h2 id="upload" className="text-lg font-semibold">
+        1. Upload
+      </h2>
+      <FormAlert error={shown} />
+      <div>
+        <label htmlFor="file" className="label">
+          CSV file
+        </label>
+        <input
+          id="file"
+          name="file"
+          type="file"
+          accept=".csv,text/csv"
+          required
+          className="input"
+          aria-describedby="file-hint file-err"
+          aria-invalid={fieldErrors(shown, "file", "upload").length > 0 || undefined}
+        />
+        <p id="file-hint" className="hint">
+          UTF-8 text, comma, semicolon or tab separated, a header row first, at most {LIMIT_MB} MB. Columns: <code>url</code> (required), <code>slug</code>,{" "}
+          <code>tags</code> (separated by | or ,), <code>og_title</code>, <code>og_description</code>, <code>expires_at</code> and <code>created_at</code> (ms
+          or ISO 8601). An export of this dashboard imports as it is.
+        </p>
+        <FieldErrors id="file-err" errors={fieldErrors(shown, "file", "upload")} />
+      </div>
+      <FormatSelect value={format} onChange={setFormat} />
+      <button type="submit" className="btn-primary" disabled={busy}>
+        {busy ? "Reading the file…" : "Upload and preview"}
+      </button>
+    </Form>
+  );
+}
+
+function MappingStep({ inspection, error, chosen }: { inspection: InspectionDto; error?: FormError; chosen?: Record<string, string> }) {
+  const busy = useNavigation().state === "submitting";
+  const [format, setFormat] = useState<string>(inspection.format);
+  const [mapping, setMapping] = useState<Record<string, string>>(chosen ?? inspection.mappings[inspection.format] ?? {});
+  const pick = (f: string) => {
+    setFormat(f);
+    setMapping(inspection.mappings[f] ?? {});
+  };
+  const mapped = new Set(Object.values(mapping));
+  return (
+    <Form method="post" className="card space-y-5" aria-labelledby="mapping">
+      <h2 id="mapping" className="text-lg font-semibold">
+        2. Columns
+      </h2>
+      <p className="text-sm">
+        {inspection.rows.toLocaleString("en-US")} rows. Detected format: <strong data-testid="detected-format">{FORMAT_LABELS[inspection.detected]}</strong>.
+      </p>
+      <FormAlert error={error} />
+      <input type="hidden" name="upload" value={inspection.upload} />
+      <div className="max-w-md">
+        <FormatSelect value={format} onChange={pick} detected={inspection.detected} />
+      </div>
+      <fieldset>
+        <legend className="label">Which column holds what</legend>
+        <div className="grid gap-3 sm:grid-cols-2 lg:grid-cols-4">
+          {MAPPING_FIELDS.map((f) => (
+            <div key={f}>
+              <label htmlFor={`map_${f}`} className="text-sm font-medium">
+                {FIELD_LABELS[f]}
+                {f === "url" ? " (required)" : ""}
+              </label>
+              <select
+                id={`map_${f}`}
+                name={`map_${f}`}
+                className="input"
+                value={mapping[f] ?? ""}
+                onChange={(e) => setMapping({ ...mapping, [f]: e.target.value })}
+              >
+                <option value="">— not imported —</option>
+                {inspection.header.map((h, i) =>
+                  h ? (
+                    <option key={i} value={h}>
+                      {h}
+                    </option>
+                  ) : null,
+                )}
+              </select>
+              {f === "slug" && mapping.slug_fallback ? <p className="hint">else {mapping.slug_fallback}</p> : null}
+            </div>
+          ))}
+        </div>
+        {mapping.slug_fallback ? <input type="hidden" name="map_slug_fallback" value={mapping.slug_fallback} /> : null}
+        <FieldErrors errors={fieldErrors(error, "mapping", "file", "upload")} />
+      </fieldset>
+      <div className="overflow-x-auto">
+        <table className="w-full text-left text-sm" aria-label="The first rows of the file">
+          <caption className="mb-1 text-left text-xs text-slate-600 dark:text-slate-400">The first rows of the file; imported columns are highlighted.</caption>
+          <thead>
+            <tr>
+              {inspection.header.map((h, i) => (
+                <th key={i} scope="col" className={`border-b px-2 py-1 font-medium ${mapped.has(h) ? "bg-indigo-50 dark:bg-indigo-950" : ""}`}>
+                  {h || <em>(no name)</em>}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {inspection.preview.map((row, r) => (
+              <tr key={r}>
+                {inspection.header.map((h, i) => (
+                  <td key={i} className={`max-w-xs truncate border-b px-2 py-1 ${mapped.has(h) ? "bg-indigo-50 dark:bg-indigo-950" : ""}`} title={row[i]}>
+                    {row[i] ?? ""}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div className="flex flex-wrap gap-2">
+        <button type="submit" className="btn-primary" disabled={busy}>
+          Import {inspection.rows.toLocaleString("en-US")} rows
+        </button>
+        <Link to="/links/import" className="btn-secondary">
+          Choose another file
+        </Link>
+      </div>
+    </Form>
+  );
+}
+
+type Job = NonNullable<ReturnType<typeof useLoaderData<typeof loader>>["job"]>;
+
+function JobProgress({ job }: { job: Job }) {
+  const active = job.status === "queued" || job.status === "running";
+  const revalidator = useRevalidator();
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => revalidator.state === "idle" && revalidator.revalidate(), 500);
+    return () => clearInterval(timer);
+  }, [active, revalidator]);
+  const total = job.rows ?? 0;
+  const f = (n: number) => n.toLocaleString("en-US");
+  const pct = total ? Math.floor((job.rows_done / total) * 100) : 0;
+  return (
+    <section className="card space-y-4" aria-labelledby="progress">
+      <h2 id="progress" className="text-lg font-semibold">
+        {active ? "Importing…" : job.status === "done" ? "Import finished" : "Import failed"}
+      </h2>
+      <div>
+        <progress className="h-3 w-full accent-indigo-600" max={total || 1} value={job.rows_done} aria-label="Rows imported" data-testid="import-progress" />
+        <p className="mt-1 text-sm" aria-live="polite" data-testid="import-counts">
+          {f(job.rows_done)} of {f(total)} rows ({pct}%) · {f(job.created)} created · {f(job.skipped)} skipped · {f(job.rejected)} rejected
+        </p>
+      </div>
+      {active ? (
+        <p className="text-sm">
+          It goes on if you leave this page. <Link to={`/links/import?job=${job.id}`}>Refresh</Link>
+        </p>
+      ) : null}
+      {job.status === "failed" ? (
+        <p role="alert" className="alert-error">
+          {job.error}
+        </p>
+      ) : null}
+      {job.rejected ? (
+        <div>
+          <h3 className="font-semibold">Rejected rows</h3>
+          <p className="text-sm">
+            Row numbers count data rows, the header row excluded.{" "}
+            <a href={`/links/import/${job.id}/rejects.csv`} download>
+              Download the report (CSV)
+            </a>
+          </p>
+          <table className="mt-2 w-full text-left text-sm" aria-label="Rejected rows">
+            <thead>
+              <tr>
+                <th scope="col" className="border-b px-2 py-1">
+                  Row
+                </th>
+                <th scope="col" className="border-b px-2 py-1">
+                  Error
+                </th>
+                <th scope="col" className="border-b px-2 py-1">
+                  Reason
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {job.rejects.slice(0, 50).map((r) => (
+                <tr key={r.row}>
+                  <td className="border-b px-2 py-1">{r.row}</td>
+                  <td className="border-b px-2 py-1 font-mono text-xs">{r.error}</td>
+                  <td className="border-b px-2 py-1">
+                    {Object.entries(r.fields ?? {})
+                      .map(([k, v]) => `${k}: ${v.join(", ")}`)
+                      .join("; ")}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {job.rejected > 50 ? <p className="hint">The first 50 are shown; the report has {f(Math.min(job.rejected, job.rejects.length))}.</p> : null}
+        </div>
+      ) : null}
+      {!active ? (
+        <div className="flex flex-wrap gap-2">
+          <Link to="/links" className="btn-primary">
+            See your links
+          </Link>
+          <Link to="/links/import" className="btn-secondary">
+            Import another file
+          </Link>
+        </div>
+      ) : null}
+    </section>
+  );
+}

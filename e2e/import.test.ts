@@ -1,0 +1,186 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { launch, newPage, shot, signIn, startServer, USER_AGENT, type Server } from "./harness";
+
+let server: Server;
+let browser: Browser;
+let ctx: BrowserContext;
+let page: Page & { problems: string[] };
+const ROWS = 20_000;
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launch()]);
+  ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, userAgent: USER_AGENT, acceptDownloads: true });
+  page = await newPage(ctx);
+  await signIn(page, server, `import-${Date.now()}@example.com`);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** A multipart POST of `size` bytes, streamed until the server answers (it refuses early and closes). */
+function postLarge(url: string, size: number, headers: Record<string, string>): Promise<{ status: number; body: string; sent: number }> {
+  const boundary = "----importtest";
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\n`);
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = http.request(
+      url,
+      { method: "POST", headers: { ...headers, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(head.length + size) } },
+      (res) => {
+        answered = true;
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (c) => (body += c));
+        res.on("end", () => resolve({ status: res.statusCode!, body, sent }));
+      },
+    );
+    req.on("error", (e) => (answered ? undefined : reject(e)));
+    req.write(head);
+    const block = Buffer.alloc(64 * 1024, "a");
+    const pump = () => {
+      while (!answered && !req.destroyed && sent < size) {
+        sent += block.length;
+        if (!req.write(block)) return void req.once("drain", pump);
+      }
+      if (!answered && !req.destroyed) req.end();
+    };
+    pump();
+  });
+}
+
+/** A Shlink export (shlink-web-component's header row) of ROWS links, three of them broken. */
+function shlinkExport(): string {
+  const lines = ['"createdAt","domain","shortCode","shortUrl","longUrl","title","tags","visits"'];
+  for (let i = 0; i < ROWS; i++) {
+    const url = i === 10 ? "ftp://not-web" : i === 20 ? "" : `https://example.com/post/${i}`;
+    const code = i === 30 ? "has space" : `Post${i}`;
+    lines.push(`"2023-05-01T10:00:00+02:00","s.test","${code}","https://s.test/${code}","${url}","Post ${i}","blog|news",${i}`);
+  }
+  const file = path.join(server.dataDir, "short_urls.csv");
+  writeFileSync(file, lines.join("\n") + "\n");
+  return file;
+}
+
+it("a person imports a Shlink export: detected format, column mapping with a preview, a moving progress bar, the report of rejected rows", async () => {
+  await page.goto(`${server.appUrl}/links`);
+  await page.getByRole("link", { name: "Import" }).click();
+  await page.waitForURL(/\/links\/import$/);
+  await page.getByLabel("CSV file").setInputFiles(shlinkExport());
+  await page.getByRole("button", { name: "Upload and preview" }).click();
+  await page.getByTestId("detected-format").waitFor();
+  expect(await page.getByTestId("detected-format").textContent()).toBe("Shlink export");
+  // The preset maps Shlink's columns; the preview shows the first rows.
+  expect(await page.getByLabel("Destination URL (required)").inputValue()).toBe("longUrl");
+  expect(await page.getByLabel("Slug").inputValue()).toBe("shortCode");
+  expect(await page.getByLabel("Share title").inputValue()).toBe("title");
+  const preview = page.getByRole("table", { name: "The first rows of the file" });
+  expect(await preview.locator("tbody tr").count()).toBe(5);
+  expect(await preview.locator("tbody tr").first().textContent()).toContain("https://example.com/post/0");
+  // Not the share titles after all.
+  await page.getByLabel("Share title").selectOption("");
+  await shot(page, "import-mapping");
+  await page.getByRole("button", { name: `Import ${ROWS.toLocaleString("en-US")} rows` }).click();
+  await page.waitForURL(/\/links\/import\?job=[0-9a-z]{12}/);
+
+  // The bar moves while rows go in (the page polls the job).
+  const seen = new Set<number>();
+  const bar = page.getByTestId("import-progress");
+  for (let i = 0; i < 600 && (await page.getByRole("heading", { name: "Import finished" }).count()) === 0; i++) {
+    seen.add(Number(await bar.getAttribute("value")));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(await page.getByRole("heading", { name: "Import finished" }).count()).toBe(1);
+  const partial = [...seen].filter((v) => v > 0 && v < ROWS);
+  expect(partial.length, `progress values seen: ${[...seen].join(", ")}`).toBeGreaterThanOrEqual(2);
+  expect(await page.getByTestId("import-counts").textContent()).toBe(`20,000 of 20,000 rows (100%) · 19,997 created · 0 skipped · 3 rejected`);
+  const rejected = page.getByRole("table", { name: "Rejected rows" });
+  expect(await rejected.locator("tbody tr").allTextContents()).toEqual([
+    "11VALIDATION_FAILEDurl: must be an absolute http or https URL",
+    "21VALIDATION_FAILEDurl: Required",
+    "31INVALID_LINK_IDslug: must be 1-50 characters of 0-9, a-z and -",
+  ]);
+  await shot(page, "import-finished");
+  const download = page.waitForEvent("download");
+  await page.getByRole("link", { name: "Download the report (CSV)" }).click();
+  const report = await (await download).path();
+  const text = readFileSync(report!, "utf8");
+  expect(text.trim().split("\r\n")).toEqual([
+    "row,error,reason",
+    "11,VALIDATION_FAILED,url: must be an absolute http or https URL",
+    "21,VALIDATION_FAILED,url: Required",
+    '31,INVALID_LINK_ID,"slug: must be 1-50 characters of 0-9, a-z and -"',
+  ]);
+
+  // The imported links are there, slugs lower-cased, titles left out as mapped.
+  await page.getByRole("link", { name: "See your links" }).click();
+  await page.waitForURL(/\/links$/);
+  expect(await page.getByTestId("link-row").first().textContent()).toMatch(/post\d+/);
+  expect(page.problems).toEqual([]);
+}, 180_000);
+
+it("Export CSV downloads every link, and importing it back creates nothing", async () => {
+  await page.goto(`${server.appUrl}/links`);
+  const download = page.waitForEvent("download");
+  await page.getByRole("link", { name: "Export CSV" }).click();
+  const file = (await (await download).path())!;
+  const lines = readFileSync(file, "utf8").trim().split("\r\n");
+  expect(lines[0]).toBe("id,slug,short_url,url,tags,created_at,expires_at,clicks,og_title,og_description");
+  expect(lines).toHaveLength(1 + 19_997);
+  expect(lines.find((l) => l.includes(",post0,"))).toMatch(
+    /^[0-9a-z]{8},post0,http:\/\/127\.0\.0\.1:\d+\/post0,https:\/\/example\.com\/post\/0,blog\|news,2023-05-01T08:00:00\.000Z,,0,,$/,
+  );
+  await page.goto(`${server.appUrl}/links/import`);
+  await page.getByLabel("CSV file").setInputFiles(file);
+  await page.getByRole("button", { name: "Upload and preview" }).click();
+  await page.getByTestId("detected-format").waitFor();
+  expect(await page.getByTestId("detected-format").textContent()).toMatch(/^Generic CSV/);
+  await page.getByRole("button", { name: /^Import 19,997 rows$/ }).click();
+  await page.getByRole("heading", { name: "Import finished" }).waitFor({ timeout: 120_000 });
+  expect(await page.getByTestId("import-counts").textContent()).toBe("19,997 of 19,997 rows (100%) · 0 created · 19,997 skipped · 0 rejected");
+  expect(page.problems).toEqual([]);
+}, 180_000);
+
+it("a file that is not CSV, an empty file, invalid UTF-8 and a file over 20 MB each get a clear error, and nothing is imported", async () => {
+  const cases: [string, Buffer, RegExp][] = [
+    ["logo.png", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]), /is not a CSV text file/],
+    ["empty.csv", Buffer.alloc(0), /is empty/],
+    ["latin1.csv", Buffer.concat([Buffer.from("url,slug\nhttps://example.com/caf"), Buffer.from([0xe9]), Buffer.from(",cafe\n")]), /is not UTF-8 text/],
+    ["broken.csv", Buffer.from('url,slug\n"https://example.com/a,b\n'), /line 2: a quoted field is never closed/],
+  ];
+  const recent = () => page.getByRole("region", { name: "Recent imports" }).locator("li").count();
+  await page.goto(`${server.appUrl}/links/import`);
+  const before = await recent();
+  for (const [name, content, message] of cases) {
+    await page.goto(`${server.appUrl}/links/import`);
+    const file = path.join(server.dataDir, name);
+    writeFileSync(file, content);
+    await page.getByLabel("CSV file").setInputFiles(file);
+    await page.getByRole("button", { name: "Upload and preview" }).click();
+    await page.getByRole("alert").waitFor();
+    expect(await page.locator(".field-error").textContent(), name).toMatch(message);
+  }
+  await shot(page, "import-bad-file");
+  // 50 MB: the page says so before uploading; a client that sends it anyway gets 413 at once.
+  const big = path.join(server.dataDir, "big.csv");
+  writeFileSync(big, Buffer.alloc(50 * 1024 * 1024, "a"));
+  await page.goto(`${server.appUrl}/links/import`);
+  await page.getByLabel("CSV file").setInputFiles(big);
+  await page.getByRole("button", { name: "Upload and preview" }).click();
+  await page.getByRole("alert").waitFor();
+  expect(await page.locator(".field-error").textContent()).toBe("is larger than 20 MB");
+  const cookie = (await ctx.cookies()).map((c) => `${c.name}=${c.value}`).join("; ");
+  const res = await postLarge(`${server.appUrl}/links/import`, 50 * 1024 * 1024, { cookie, origin: server.appUrl });
+  expect(res.status).toBe(413);
+  expect(JSON.parse(res.body)).toEqual({ error: "PAYLOAD_TOO_LARGE" });
+  expect(res.sent, "answered before the whole body was sent").toBeLessThan(50 * 1024 * 1024);
+  // Nothing came of any of them: no new import.
+  await page.goto(`${server.appUrl}/links/import`);
+  expect(await recent()).toBe(before);
+  expect(page.problems).toEqual([]);
+}, 180_000);
