@@ -1,6 +1,7 @@
 // `npm run bench`: every target of issue 7 in one run, on a fresh PostgreSQL database it creates
 // (and drops afterwards) and a fresh PGlite directory.
-//   1. redirects: the service vs a bare node:http server (301 from a Map), alternating rounds
+//   1. redirects: the service vs a bare node:http server (301 from a Map), alternating rounds;
+//      the same on a branded domain (extensions §2: a verified domain, served by Host)
 //   2. click ingestion: the batch recorder on its own, a burst into PostgreSQL
 //   3. analytics: 1M clicks on one link, 10M in the workspace (BENCH_SMALL=1: a tenth)
 //   4. slugs: allocation with 99% of the 4-character namespace taken; concurrent inserts
@@ -19,7 +20,7 @@ import { randomBytes } from "node:crypto";
 import { count, eq } from "drizzle-orm";
 import postgres from "postgres";
 import { openDatabase } from "../db/client";
-import { clicks, links } from "../db/schema";
+import { clicks, domains, links } from "../db/schema";
 import { newLinkId } from "../server/lib/ids";
 import { createUserWithWorkspace, issueToken } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
@@ -40,6 +41,8 @@ const ADMIN_URL = env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/
 const UA = env.BENCH_UA ?? PEOPLE.windowsChrome;
 const CLICKS_TOTAL = SMALL ? 1_000_000 : 10_000_000;
 const CLICKS_BIG = SMALL ? 100_000 : 1_000_000;
+/** The branded domain of the redirect section. */
+const BRAND = "go.bench.example";
 
 type Row = { section: string; what: string; measured: string; target: string; met: boolean | null };
 const rows: Row[] = [];
@@ -102,6 +105,19 @@ async function main() {
     }));
     for (let i = 0; i < redirectLinks.length; i += 500) await database.db.insert(links).values(redirectLinks.slice(i, i + 500));
     const slugs = redirectLinks.map((r) => r.slug);
+    // The same slugs on a verified branded domain, in its own namespace (extensions §2).
+    const brandId = newLinkId();
+    await database.db.insert(domains).values({
+      id: brandId,
+      workspaceId: "public",
+      name: BRAND,
+      verificationValue: "links-verify=bench",
+      verified: true,
+      verifiedAt: now,
+      createdAt: now,
+    });
+    const brandLinks = redirectLinks.map((r) => ({ ...r, id: newLinkId(), domainId: brandId, url: r.url.replace("/landing/", "/brand/") }));
+    for (let i = 0; i < brandLinks.length; i += 500) await database.db.insert(links).values(brandLinks.slice(i, i + 500));
     // API users (pro: 10,000 token calls an hour each).
     const writer = await createUserWithWorkspace(database.db, { email: "writer@bench.test", plan: "pro" });
     const reader = await createUserWithWorkspace(database.db, { email: "reader@bench.test", plan: "pro" });
@@ -148,14 +164,21 @@ async function main() {
         });
         children.push(bare);
         await new Promise((r) => bare.once("message", r));
-        const targets = { bare: barePort, app: app.redirectPort };
+        // `brand`: the same server and slugs, by the Host of the branded domain.
+        const targets = { bare: barePort, app: app.redirectPort, brand: app.redirectPort };
+        const hostOf = (k: keyof typeof targets) => (k === "brand" ? BRAND : `127.0.0.1:${targets[k]}`);
         const load = (k: keyof typeof targets, seconds: number) =>
-          runLoad({ host: "127.0.0.1", port: targets[k], connections: CONNECTIONS, seconds, request: slugRequest(`127.0.0.1:${targets[k]}`, slugs, UA) });
-        const warm = { bare: await load("bare", 2), app: await load("app", 3) };
-        const totals = { bare: [] as LoadResult[], app: [] as LoadResult[] };
+          runLoad({ host: "127.0.0.1", port: targets[k], connections: CONNECTIONS, seconds, request: slugRequest(hostOf(k), slugs, UA) });
+        const warm = { bare: await load("bare", 2), app: await load("app", 3), brand: await load("brand", 3) };
+        const totals = { bare: [] as LoadResult[], app: [] as LoadResult[], brand: [] as LoadResult[] };
         const rss = samplePeak(app.rssMb);
+        const orders = [
+          ["bare", "app", "brand"],
+          ["brand", "bare", "app"],
+          ["app", "brand", "bare"],
+        ] as const;
         for (let round = 1; round <= ROUNDS; round++) {
-          for (const k of round % 2 ? (["bare", "app"] as const) : (["app", "bare"] as const)) {
+          for (const k of orders[(round - 1) % orders.length]) {
             const r = await load(k, SECONDS);
             totals[k].push(r);
             console.log(
@@ -167,11 +190,15 @@ async function main() {
         bare.kill("SIGTERM");
         const b = merge(totals.bare);
         const a = merge(totals.app);
-        const answered = (a.statuses.get(301) ?? 0) + (warm.app.statuses.get(301) ?? 0);
+        const d = merge(totals.brand);
+        const answered = [a, warm.app, d, warm.brand].reduce((n, r) => n + (r.statuses.get(301) ?? 0), 0);
         row("redirects", "bare node:http", `${f(b.rps)} req/s, p50 ${f(b.p50, 2)} ms, p99 ${f(b.p99, 2)} ms`);
         row("redirects", "service (PostgreSQL, every click recorded)", `${f(a.rps)} req/s, p50 ${f(a.p50, 2)} ms, p99 ${f(a.p99, 2)} ms`);
         row("redirects", "throughput service/bare", f(a.rps / b.rps, 2), "≥ 0.50", a.rps / b.rps >= 0.5);
         row("redirects", "p99 service/bare", f(a.p99 / b.p99, 2), "≤ 3", a.p99 / b.p99 <= 3);
+        row("redirects", `service on a branded domain (Host: ${BRAND}, same slugs)`, `${f(d.rps)} req/s, p50 ${f(d.p50, 2)} ms, p99 ${f(d.p99, 2)} ms`);
+        row("redirects", "throughput branded/default", f(d.rps / a.rps, 2), "≈ 1 (as fast)", d.rps / a.rps >= 0.9);
+        if ((d.statuses.get(301) ?? 0) !== d.requests) console.log(`  branded answers: ${JSON.stringify([...d.statuses])}`);
         row("memory", "peak RSS under redirect load, 1,000 links", `${f(peakRss1k)} MB`);
         if (on("api")) await benchApi(app.appPort, writerToken, readerToken);
         // A graceful stop flushes buffered clicks; then count what was stored.

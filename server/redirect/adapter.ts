@@ -52,9 +52,16 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
    */
   const brandedHost = (host: string | undefined): string | null | undefined => {
     if (host === undefined || host === defaultHost) return undefined;
-    if (hostPart(host) === defaultHostName) return undefined;
-    return hostFromHeader(host);
+    let name = hostNames.get(host);
+    if (name === undefined && !hostNames.has(host)) {
+      name = hostPart(host) === defaultHostName ? undefined : hostFromHeader(host);
+      // Pure and per header value: memoised (bounded), so a branded visit does not re-parse its Host.
+      if (hostNames.size >= 1_000) hostNames.clear();
+      hostNames.set(host, name);
+    }
+    return name;
   };
+  const hostNames = new Map<string, string | null | undefined>();
 
   /**
    * Answers a visit to a live link: synchronously, unless the answer depends on the visitor's
