@@ -11,6 +11,7 @@ import {
   memberIdInput,
   memberOutput,
   previewInviteInput,
+  switchInput,
   updateMemberInput,
   updateWorkspaceInput,
   workspaceIdInput,
@@ -56,7 +57,7 @@ export const workspaceRouter = router({
 
   switch: sessionOnlyProcedure
     .meta(internal("POST", "/workspaces/{id}/switch", "Switch workspace", "This session acts in the workspace from now on; answers the Account."))
-    .input(workspaceIdInput)
+    .input(switchInput)
     .output(accountOutput)
     .mutation(({ ctx, input }) => switchWorkspace(ctx.app.db, ctx.actor, input.id)),
 

@@ -13,6 +13,8 @@ const role = z.enum(ROLES, { errorMap: () => ({ message: "must be owner or membe
 const anyId = text();
 
 export const workspaceIdInput = z.object({ id: anyId });
+/** POST without a body of its own: a member sent anyway is unknown (400 naming it). */
+export const switchInput = body({ id: anyId });
 export const createWorkspaceInput = body({ name });
 export const updateWorkspaceInput = body({ id: anyId, name });
 export const createInviteInput = body({ id: anyId, email: emailSchema, role });

@@ -105,6 +105,9 @@ describe("workspaces", () => {
     expect((await call("GET", "/account", a.cookie)).json.workspace).toEqual({ id: ws, name: "Switched" });
     expect((await call("GET", "/account", { cookie: `app_session=${other.id}` })).json.workspace.id).toBe(a.workspaceId);
     expect((await call("GET", "/workspaces", a.cookie)).json.workspaces.find((w: { current: boolean }) => w.current).id).toBe(ws);
+    const extra = await call("POST", `/workspaces/${ws}/switch`, a.cookie, { workspace: "x" });
+    expect(extra.status).toBe(400);
+    expect(extra.json).toEqual({ error: "VALIDATION_FAILED", fields: { workspace: expect.any(Array) } });
     // Back to the personal workspace.
     expect((await call("POST", `/workspaces/${a.workspaceId}/switch`, a.cookie)).json.workspace.id).toBe(a.workspaceId);
     const [row] = await t.app.db.select({ ws: sessions.workspaceId }).from(sessions).where(eq(sessions.id, a.sessionId));
