@@ -7,9 +7,10 @@
 //   4. slugs: allocation with 99% of the 4-character namespace taken; concurrent inserts
 //   5. memory under redirect load with ~1.66M links stored; start to first answer
 //   6. POST /links and GET /links throughput
+//   7. CSV import: 100,000 rows by the command line and by a server's import runner (bench/import.ts)
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000), BENCH_SMALL,
-// BENCH_ONLY (comma list of: redirects,api,analytics,memory,slugs,ingest,start),
+// BENCH_ONLY (comma list of: redirects,api,analytics,memory,slugs,ingest,start,import),
 // BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds).
 import { execSync } from "node:child_process";
 import { fork, type ChildProcess } from "node:child_process";
@@ -24,10 +25,24 @@ import { clicks, domains, links } from "../db/schema";
 import { newLinkId } from "../server/lib/ids";
 import { createUserWithWorkspace, issueToken } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
-import { apiRequest, percentile, runLoad, slugRequest, summary, type LoadResult } from "./load";
-import { NAMESPACE, isFreeSlot, seedClicks, seedSlugNamespace, slugOf } from "./seed";
+import {
+  apiRequest,
+  percentile,
+  runLoad,
+  slugRequest,
+  summary,
+  type LoadResult,
+} from "./load";
+import {
+  NAMESPACE,
+  isFreeSlot,
+  seedClicks,
+  seedSlugNamespace,
+  slugOf,
+} from "./seed";
 import { root, freePort, samplePeak, startServer } from "./server";
 import { benchIngest, benchSlugs } from "./sections";
+import { benchImportCli, benchImportServer } from "./import";
 
 const env = process.env;
 const SMALL = Boolean(env.BENCH_SMALL && env.BENCH_SMALL !== "0");
@@ -37,20 +52,39 @@ const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 50);
 const LINKS = Number(env.BENCH_LINKS ?? 1000);
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(",")) : null;
 const on = (s: string) => !ONLY || ONLY.has(s);
-const ADMIN_URL = env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ADMIN_URL =
+  env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const UA = env.BENCH_UA ?? PEOPLE.windowsChrome;
 const CLICKS_TOTAL = SMALL ? 1_000_000 : 10_000_000;
 const CLICKS_BIG = SMALL ? 100_000 : 1_000_000;
 /** The branded domain of the redirect section. */
 const BRAND = "go.bench.example";
 
-type Row = { section: string; what: string; measured: string; target: string; met: boolean | null };
-const rows: Row[] = [];
-const row = (section: string, what: string, measured: string, target = "", met: boolean | null = null) => {
-  rows.push({ section, what, measured, target, met });
-  console.log(`  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}`);
+type Row = {
+  section: string;
+  what: string;
+  measured: string;
+  target: string;
+  met: boolean | null;
 };
-const f = (x: number, d = 0) => x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+const rows: Row[] = [];
+const row = (
+  section: string,
+  what: string,
+  measured: string,
+  target = "",
+  met: boolean | null = null,
+) => {
+  rows.push({ section, what, measured, target, met });
+  console.log(
+    `  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}`,
+  );
+};
+const f = (x: number, d = 0) =>
+  x.toLocaleString("en-US", {
+    maximumFractionDigits: d,
+    minimumFractionDigits: d,
+  });
 const log = (s: string) => console.log(`\n== ${s}`);
 const timed = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
   const t = performance.now();
@@ -70,8 +104,17 @@ const merge = (results: LoadResult[]) => {
   }
   all.sort();
   const statuses = new Map<number, number>();
-  for (const r of results) for (const [s, n] of r.statuses) statuses.set(s, (statuses.get(s) ?? 0) + n);
-  return { requests, rps: requests / seconds, p50: percentile(all, 50), p99: percentile(all, 99), statuses, errors: results.reduce((s, r) => s + r.errors, 0) };
+  for (const r of results)
+    for (const [s, n] of r.statuses)
+      statuses.set(s, (statuses.get(s) ?? 0) + n);
+  return {
+    requests,
+    rps: requests / seconds,
+    p50: percentile(all, 50),
+    p99: percentile(all, 99),
+    statuses,
+    errors: results.reduce((s, r) => s + r.errors, 0),
+  };
 };
 
 async function main() {
@@ -91,7 +134,10 @@ async function main() {
   const children: ChildProcess[] = [];
   const servers: { stop(): Promise<unknown> }[] = [];
   const sql = postgres(dbUrl.href, { max: 1, onnotice: () => {} });
-  const database = await openDatabase({ databaseUrl: dbUrl.href, poolSize: 10 });
+  const database = await openDatabase({
+    databaseUrl: dbUrl.href,
+    poolSize: 10,
+  });
   try {
     const now = Date.now();
     // The redirect links: LINKS plain links in the public workspace.
@@ -103,7 +149,8 @@ async function main() {
       createdAt: now,
       updatedAt: now,
     }));
-    for (let i = 0; i < redirectLinks.length; i += 500) await database.db.insert(links).values(redirectLinks.slice(i, i + 500));
+    for (let i = 0; i < redirectLinks.length; i += 500)
+      await database.db.insert(links).values(redirectLinks.slice(i, i + 500));
     const slugs = redirectLinks.map((r) => r.slug);
     // The same slugs on a verified branded domain, in its own namespace (extensions §2).
     const brandId = newLinkId();
@@ -116,12 +163,27 @@ async function main() {
       verifiedAt: now,
       createdAt: now,
     });
-    const brandLinks = redirectLinks.map((r) => ({ ...r, id: newLinkId(), domainId: brandId, url: r.url.replace("/landing/", "/brand/") }));
-    for (let i = 0; i < brandLinks.length; i += 500) await database.db.insert(links).values(brandLinks.slice(i, i + 500));
+    const brandLinks = redirectLinks.map((r) => ({
+      ...r,
+      id: newLinkId(),
+      domainId: brandId,
+      url: r.url.replace("/landing/", "/brand/"),
+    }));
+    for (let i = 0; i < brandLinks.length; i += 500)
+      await database.db.insert(links).values(brandLinks.slice(i, i + 500));
     // API users (pro: 10,000 token calls an hour each).
-    const writer = await createUserWithWorkspace(database.db, { email: "writer@bench.test", plan: "pro" });
-    const reader = await createUserWithWorkspace(database.db, { email: "reader@bench.test", plan: "pro" });
-    const analyst = await createUserWithWorkspace(database.db, { email: "analyst@bench.test", plan: "pro" });
+    const writer = await createUserWithWorkspace(database.db, {
+      email: "writer@bench.test",
+      plan: "pro",
+    });
+    const reader = await createUserWithWorkspace(database.db, {
+      email: "reader@bench.test",
+      plan: "pro",
+    });
+    const analyst = await createUserWithWorkspace(database.db, {
+      email: "analyst@bench.test",
+      plan: "pro",
+    });
     const [writerToken, readerToken, analystToken] = [
       (await issueToken(database.db, writer.id, "bench")).token,
       (await issueToken(database.db, reader.id, "bench")).token,
@@ -145,32 +207,71 @@ async function main() {
       createdAt: now,
       updatedAt: now,
     }));
-    for (let i = 0; i < analystLinks.length; i += 500) await database.db.insert(links).values(analystLinks.slice(i, i + 500));
+    for (let i = 0; i < analystLinks.length; i += 500)
+      await database.db.insert(links).values(analystLinks.slice(i, i + 500));
 
     // ---- 1. redirects, 6. API, 5. start on PostgreSQL (small database) -----------------------
     if (on("redirects") || on("api") || on("start")) {
-      log(`redirects: ${LINKS} links, ${CONNECTIONS} connections, ${ROUNDS}×${SECONDS} s rounds each, alternating`);
-      const app = await startServer(env, { dataDir, databaseUrl: dbUrl.href, profileDir: env.BENCH_PROFILE });
+      log(
+        `redirects: ${LINKS} links, ${CONNECTIONS} connections, ${ROUNDS}×${SECONDS} s rounds each, alternating`,
+      );
+      const app = await startServer(env, {
+        dataDir,
+        databaseUrl: dbUrl.href,
+        profileDir: env.BENCH_PROFILE,
+      });
       servers.push(app);
       children.push(app.child);
-      row("start", "start to first answer, PostgreSQL", `${f(app.startMs)} ms`, "≤ 1,500 ms", app.startMs <= 1500);
+      row(
+        "start",
+        "start to first answer, PostgreSQL",
+        `${f(app.startMs)} ms`,
+        "≤ 1,500 ms",
+        app.startMs <= 1500,
+      );
       if (on("redirects")) {
         const mapFile = path.join(dataDir, "slugs.json");
-        writeFileSync(mapFile, JSON.stringify(redirectLinks.map((r) => [r.slug, r.url])));
+        writeFileSync(
+          mapFile,
+          JSON.stringify(redirectLinks.map((r) => [r.slug, r.url])),
+        );
         const barePort = await freePort();
-        const bare = fork(path.join(root, "bench", "bare-server.ts"), [String(barePort), mapFile], {
-          execPath: path.join(root, "node_modules", ".bin", "tsx"),
-          stdio: ["ignore", "inherit", "inherit", "ipc"],
-        });
+        const bare = fork(
+          path.join(root, "bench", "bare-server.ts"),
+          [String(barePort), mapFile],
+          {
+            execPath: path.join(root, "node_modules", ".bin", "tsx"),
+            stdio: ["ignore", "inherit", "inherit", "ipc"],
+          },
+        );
         children.push(bare);
         await new Promise((r) => bare.once("message", r));
         // `brand`: the same server and slugs, by the Host of the branded domain.
-        const targets = { bare: barePort, app: app.redirectPort, brand: app.redirectPort };
-        const hostOf = (k: keyof typeof targets) => (k === "brand" ? BRAND : `127.0.0.1:${targets[k]}`);
+        const targets = {
+          bare: barePort,
+          app: app.redirectPort,
+          brand: app.redirectPort,
+        };
+        const hostOf = (k: keyof typeof targets) =>
+          k === "brand" ? BRAND : `127.0.0.1:${targets[k]}`;
         const load = (k: keyof typeof targets, seconds: number) =>
-          runLoad({ host: "127.0.0.1", port: targets[k], connections: CONNECTIONS, seconds, request: slugRequest(hostOf(k), slugs, UA) });
-        const warm = { bare: await load("bare", 2), app: await load("app", 3), brand: await load("brand", 3) };
-        const totals = { bare: [] as LoadResult[], app: [] as LoadResult[], brand: [] as LoadResult[] };
+          runLoad({
+            host: "127.0.0.1",
+            port: targets[k],
+            connections: CONNECTIONS,
+            seconds,
+            request: slugRequest(hostOf(k), slugs, UA),
+          });
+        const warm = {
+          bare: await load("bare", 2),
+          app: await load("app", 3),
+          brand: await load("brand", 3),
+        };
+        const totals = {
+          bare: [] as LoadResult[],
+          app: [] as LoadResult[],
+          brand: [] as LoadResult[],
+        };
         const rss = samplePeak(app.rssMb);
         const orders = [
           ["bare", "app", "brand"],
@@ -191,19 +292,60 @@ async function main() {
         const b = merge(totals.bare);
         const a = merge(totals.app);
         const d = merge(totals.brand);
-        const answered = [a, warm.app, d, warm.brand].reduce((n, r) => n + (r.statuses.get(301) ?? 0), 0);
-        row("redirects", "bare node:http", `${f(b.rps)} req/s, p50 ${f(b.p50, 2)} ms, p99 ${f(b.p99, 2)} ms`);
-        row("redirects", "service (PostgreSQL, every click recorded)", `${f(a.rps)} req/s, p50 ${f(a.p50, 2)} ms, p99 ${f(a.p99, 2)} ms`);
-        row("redirects", "throughput service/bare", f(a.rps / b.rps, 2), "≥ 0.50", a.rps / b.rps >= 0.5);
-        row("redirects", "p99 service/bare", f(a.p99 / b.p99, 2), "≤ 3", a.p99 / b.p99 <= 3);
-        row("redirects", `service on a branded domain (Host: ${BRAND}, same slugs)`, `${f(d.rps)} req/s, p50 ${f(d.p50, 2)} ms, p99 ${f(d.p99, 2)} ms`);
-        row("redirects", "throughput branded/default", f(d.rps / a.rps, 2), "≈ 1 (as fast)", d.rps / a.rps >= 0.9);
-        if ((d.statuses.get(301) ?? 0) !== d.requests) console.log(`  branded answers: ${JSON.stringify([...d.statuses])}`);
-        row("memory", "peak RSS under redirect load, 1,000 links", `${f(peakRss1k)} MB`);
+        const answered = [a, warm.app, d, warm.brand].reduce(
+          (n, r) => n + (r.statuses.get(301) ?? 0),
+          0,
+        );
+        row(
+          "redirects",
+          "bare node:http",
+          `${f(b.rps)} req/s, p50 ${f(b.p50, 2)} ms, p99 ${f(b.p99, 2)} ms`,
+        );
+        row(
+          "redirects",
+          "service (PostgreSQL, every click recorded)",
+          `${f(a.rps)} req/s, p50 ${f(a.p50, 2)} ms, p99 ${f(a.p99, 2)} ms`,
+        );
+        row(
+          "redirects",
+          "throughput service/bare",
+          f(a.rps / b.rps, 2),
+          "≥ 0.50",
+          a.rps / b.rps >= 0.5,
+        );
+        row(
+          "redirects",
+          "p99 service/bare",
+          f(a.p99 / b.p99, 2),
+          "≤ 3",
+          a.p99 / b.p99 <= 3,
+        );
+        row(
+          "redirects",
+          `service on a branded domain (Host: ${BRAND}, same slugs)`,
+          `${f(d.rps)} req/s, p50 ${f(d.p50, 2)} ms, p99 ${f(d.p99, 2)} ms`,
+        );
+        row(
+          "redirects",
+          "throughput branded/default",
+          f(d.rps / a.rps, 2),
+          "≈ 1 (as fast)",
+          d.rps / a.rps >= 0.9,
+        );
+        if ((d.statuses.get(301) ?? 0) !== d.requests)
+          console.log(`  branded answers: ${JSON.stringify([...d.statuses])}`);
+        row(
+          "memory",
+          "peak RSS under redirect load, 1,000 links",
+          `${f(peakRss1k)} MB`,
+        );
         if (on("api")) await benchApi(app.appPort, writerToken, readerToken);
         // A graceful stop flushes buffered clicks; then count what was stored.
         const code = await app.stop();
-        const [{ n }] = await database.db.select({ n: count() }).from(clicks).where(eq(clicks.workspaceId, "public"));
+        const [{ n }] = await database.db
+          .select({ n: count() })
+          .from(clicks)
+          .where(eq(clicks.workspaceId, "public"));
         row(
           "redirects",
           "clicks recorded / redirects answered",
@@ -211,18 +353,51 @@ async function main() {
           "equal",
           Number(n) === answered && code === 0,
         );
-        if (a.errors + b.errors) console.log(`  socket errors: ${a.errors + b.errors}`);
+        if (a.errors + b.errors)
+          console.log(`  socket errors: ${a.errors + b.errors}`);
       } else {
         if (on("api")) await benchApi(app.appPort, writerToken, readerToken);
         await app.stop();
       }
     }
 
+    // ---- 7. CSV import (before the namespace is seeded full: a tenth of the rows get generated slugs) ----
+    if (on("import")) {
+      const n = SMALL ? 10_000 : 100_000;
+      log(`CSV import: ${f(n)} rows (9 in 10 with a slug), PostgreSQL`);
+      const c = await benchImportCli(database, {
+        databaseUrl: dbUrl.href,
+        dataDir,
+        rows: n,
+      });
+      row(
+        "import",
+        `npm run cli -- links:import, ${f(n)} rows (the whole command, start included)`,
+        `${f(c.ms / 1000, 1)} s, ${f(c.rowsPerSecond)} rows/s, peak RSS ${f(c.peakRssMb)} MB; ${f(c.created)} created`,
+        "≤ 60 s",
+        c.ms <= 60_000 && c.created === n,
+      );
+      const s = await benchImportServer(database, env, {
+        databaseUrl: dbUrl.href,
+        dataDir,
+        rows: n,
+      });
+      row(
+        "import",
+        `the server's import runner, ${f(n)} rows (queued to done)`,
+        `${f(s.ms / 1000, 1)} s, ${f(s.rowsPerSecond)} rows/s, server RSS ${f(s.idleRssMb ?? NaN)} MB idle, peak ${f(s.peakRssMb)} MB; ${f(s.created)} created`,
+        "≤ 60 s",
+        s.ms <= 60_000 && s.created === n,
+      );
+    }
+
     // ---- seeding: 99% of the slug namespace, 10M clicks ---------------------------------------
     const needBig = on("analytics") || on("memory") || on("slugs");
     let namespaceLinks = 0;
     if (needBig) {
-      log(`seeding ${f(CLICKS_TOTAL)} clicks (${f(CLICKS_BIG)} on one link) and 99% of the 36⁴ slug namespace`);
+      log(
+        `seeding ${f(CLICKS_TOTAL)} clicks (${f(CLICKS_BIG)} on one link) and 99% of the 36⁴ slug namespace`,
+      );
       if (on("analytics"))
         await timed("clicks + rollups", () =>
           seedClicks(sql, {
@@ -233,8 +408,12 @@ async function main() {
             total: CLICKS_TOTAL,
           }),
         );
-      if (on("memory") || on("slugs")) namespaceLinks = await timed("4-character slug links", () => seedSlugNamespace(sql));
-      if (namespaceLinks) console.log(`  ${f(namespaceLinks)} links with 4-character slugs`);
+      if (on("memory") || on("slugs"))
+        namespaceLinks = await timed("4-character slug links", () =>
+          seedSlugNamespace(sql),
+        );
+      if (namespaceLinks)
+        console.log(`  ${f(namespaceLinks)} links with 4-character slugs`);
     }
 
     // ---- 3. analytics, 5. memory with 1M+ links, start on a big database ----------------------
@@ -243,11 +422,25 @@ async function main() {
       const app = await startServer(env, { dataDir, databaseUrl: dbUrl.href });
       servers.push(app);
       children.push(app.child);
-      row("start", `start to first answer, PostgreSQL with ${f(namespaceLinks + LINKS)} links`, `${f(app.startMs)} ms`, "≤ 1,500 ms", app.startMs <= 1500);
-      if (on("analytics")) await benchAnalytics(app.appPort, analystToken, analystLinks[0].id, CLICKS_BIG, sql);
+      row(
+        "start",
+        `start to first answer, PostgreSQL with ${f(namespaceLinks + LINKS)} links`,
+        `${f(app.startMs)} ms`,
+        "≤ 1,500 ms",
+        app.startMs <= 1500,
+      );
+      if (on("analytics"))
+        await benchAnalytics(
+          app.appPort,
+          analystToken,
+          analystLinks[0].id,
+          CLICKS_BIG,
+          sql,
+        );
       if (on("memory") && namespaceLinks) {
         const taken: string[] = [];
-        for (let i = 0; i < NAMESPACE; i++) if (!isFreeSlot(i)) taken.push(slugOf(i));
+        for (let i = 0; i < NAMESPACE; i++)
+          if (!isFreeSlot(i)) taken.push(slugOf(i));
         const rss = samplePeak(app.rssMb);
         const r = await runLoad({
           host: "127.0.0.1",
@@ -263,7 +456,13 @@ async function main() {
           `redirect load over ${f(taken.length)} stored links (random slugs, mostly cache misses)`,
           `${f(m.rps)} req/s, p99 ${f(m.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(m.statuses))}`,
         );
-        row("memory", "peak RSS under that load", `${f(peak)} MB`, "≤ 200 MB", peak <= 200);
+        row(
+          "memory",
+          "peak RSS under that load",
+          `${f(peak)} MB`,
+          "≤ 200 MB",
+          peak <= 200,
+        );
       }
       await app.stop();
     }
@@ -271,7 +470,11 @@ async function main() {
     // ---- 4. slugs ----------------------------------------------------------------------------
     if (on("slugs")) {
       log("slug allocation with 99% of the namespace taken");
-      const s = await benchSlugs(database, { picks: 2000, workers: 8, perWorker: SMALL ? 100 : 250 });
+      const s = await benchSlugs(database, {
+        picks: 2000,
+        workers: 8,
+        perWorker: SMALL ? 100 : 250,
+      });
       row(
         "slugs",
         "pickFreeSlug (one round trip to PostgreSQL)",
@@ -279,7 +482,11 @@ async function main() {
         "p99 ≤ 1 ms",
         s.pick.p99 <= 1,
       );
-      row("slugs", "insertLink with a generated slug, 8 concurrent writers", `p50 ${f(s.insert.p50, 2)} ms, p99 ${f(s.insert.p99, 2)} ms`);
+      row(
+        "slugs",
+        "insertLink with a generated slug, 8 concurrent writers",
+        `p50 ${f(s.insert.p50, 2)} ms, p99 ${f(s.insert.p99, 2)} ms`,
+      );
       row(
         "slugs",
         "slugs handed out / distinct",
@@ -293,7 +500,11 @@ async function main() {
     if (on("ingest")) {
       log("click ingestion: the batch recorder alone, a burst into PostgreSQL");
       const n = SMALL ? 100_000 : 500_000;
-      const r = await benchIngest(dbUrl.href, path.join(dataDir, "ingest"), { n, chunk: 5000, publicIps: false });
+      const r = await benchIngest(dbUrl.href, path.join(dataDir, "ingest"), {
+        n,
+        chunk: 5000,
+        publicIps: false,
+      });
       row(
         "ingest",
         `burst of ${f(n)} visits, location from the edge or none (offered at ${f(r.offeredPerSecond)}/s)`,
@@ -308,7 +519,11 @@ async function main() {
         "bounded",
         r.rssGrowthMb < 400,
       );
-      const g = await benchIngest(dbUrl.href, path.join(dataDir, "ingest-geo"), { n: n / 5, chunk: 5000, publicIps: true });
+      const g = await benchIngest(
+        dbUrl.href,
+        path.join(dataDir, "ingest-geo"),
+        { n: n / 5, chunk: 5000, publicIps: true },
+      );
       row(
         "ingest",
         `burst of ${f(n / 5)} visits from 2,000 public addresses (GeoIP in the writer)`,
@@ -324,29 +539,64 @@ async function main() {
       await first.stop();
       const again = await startServer(env, { dataDir: dir });
       await again.stop();
-      row("start", "start to first answer, PGlite, new data directory (creates the database)", `${f(first.startMs)} ms`, "≤ 3,000 ms", first.startMs <= 3000);
-      row("start", "start to first answer, PGlite, existing data directory", `${f(again.startMs)} ms`, "≤ 3,000 ms", again.startMs <= 3000);
+      row(
+        "start",
+        "start to first answer, PGlite, new data directory (creates the database)",
+        `${f(first.startMs)} ms`,
+        "≤ 3,000 ms",
+        first.startMs <= 3000,
+      );
+      row(
+        "start",
+        "start to first answer, PGlite, existing data directory",
+        `${f(again.startMs)} ms`,
+        "≤ 3,000 ms",
+        again.startMs <= 3000,
+      );
     }
   } finally {
-    for (const s of servers) await Promise.race([s.stop(), new Promise((r) => setTimeout(r, 10_000))]);
+    for (const s of servers)
+      await Promise.race([s.stop(), new Promise((r) => setTimeout(r, 10_000))]);
     for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
     await database.close().catch(() => {});
     await sql.end().catch(() => {});
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+    await admin
+      .unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+      .catch(() => {});
     await admin.end();
     rmSync(dataDir, { recursive: true, force: true });
   }
 
-  console.log("\n| section | measurement | measured | target | met |\n|---|---|---|---|---|");
-  for (const r of rows) console.log(`| ${r.section} | ${r.what} | ${r.measured} | ${r.target} | ${r.met === null ? "" : r.met ? "yes" : "**no**"} |`);
+  console.log(
+    "\n| section | measurement | measured | target | met |\n|---|---|---|---|---|",
+  );
+  for (const r of rows)
+    console.log(
+      `| ${r.section} | ${r.what} | ${r.measured} | ${r.target} | ${r.met === null ? "" : r.met ? "yes" : "**no**"} |`,
+    );
   const missed = rows.filter((r) => r.met === false);
-  console.log(missed.length ? `\n${missed.length} target(s) not met: ${missed.map((r) => r.what).join("; ")}` : "\nall targets met");
+  console.log(
+    missed.length
+      ? `\n${missed.length} target(s) not met: ${missed.map((r) => r.what).join("; ")}`
+      : "\nall targets met",
+  );
   // Correctness failures fail the run; a missed speed target is reported in the table.
-  if (rows.some((r) => r.met === false && (r.target === "equal" || r.target === "all distinct"))) process.exitCode = 1;
+  if (
+    rows.some(
+      (r) =>
+        r.met === false &&
+        (r.target === "equal" || r.target === "all distinct"),
+    )
+  )
+    process.exitCode = 1;
 }
 
 /** 6. POST /links (new link, generated slug) and GET /links (workspace of 100 links). */
-async function benchApi(appPort: number, writerToken: string, readerToken: string) {
+async function benchApi(
+  appPort: number,
+  writerToken: string,
+  readerToken: string,
+) {
   log("API throughput (10 connections, pro-plan tokens)");
   const host = `127.0.0.1:${appPort}`;
   let i = 0;
@@ -385,14 +635,26 @@ async function benchApi(appPort: number, writerToken: string, readerToken: strin
 }
 
 /** 3. The two analytics endpoints for the link with `expected` clicks: p50 and an exact count. */
-async function benchAnalytics(appPort: number, token: string, linkId: string, expected: number, sql: postgres.Sql) {
+async function benchAnalytics(
+  appPort: number,
+  token: string,
+  linkId: string,
+  expected: number,
+  sql: postgres.Sql,
+) {
   log("analytics");
   const host = `127.0.0.1:${appPort}`;
   for (const [name, p] of [
     ["GET /links/{id}/analytics", `/api/links/${linkId}/analytics`],
     ["GET /analytics?link_id=…", `/api/analytics?link_id=${linkId}`],
   ] as const) {
-    await runLoad({ host: "127.0.0.1", port: appPort, connections: 1, maxRequests: 5, request: apiRequest("GET", host, () => p, token) });
+    await runLoad({
+      host: "127.0.0.1",
+      port: appPort,
+      connections: 1,
+      maxRequests: 5,
+      request: apiRequest("GET", host, () => p, token),
+    });
     const r = await runLoad({
       host: "127.0.0.1",
       port: appPort,
@@ -401,7 +663,10 @@ async function benchAnalytics(appPort: number, token: string, linkId: string, ex
       keepBodies: 1,
       request: apiRequest("GET", host, () => p, token),
     });
-    const body = JSON.parse(r.bodies?.[0] ?? "{}") as { count?: number; clicks?: unknown[] };
+    const body = JSON.parse(r.bodies?.[0] ?? "{}") as {
+      count?: number;
+      clicks?: unknown[];
+    };
     const s = summary(r.latenciesMs);
     row(
       "analytics",
@@ -419,7 +684,9 @@ async function benchAnalytics(appPort: number, token: string, linkId: string, ex
   row(
     "analytics",
     "plan of the newest-500 listing",
-    /Index Scan Backward using clicks_link_id_ts_pk/.test(text) ? "Index Scan Backward using clicks_link_id_ts_pk" : text,
+    /Index Scan Backward using clicks_link_id_ts_pk/.test(text)
+      ? "Index Scan Backward using clicks_link_id_ts_pk"
+      : text,
     "PK backwards",
     /Index Scan Backward using clicks_link_id_ts_pk/.test(text),
   );
