@@ -25,21 +25,8 @@ import { clicks, domains, links } from "../db/schema";
 import { newLinkId } from "../server/lib/ids";
 import { createUserWithWorkspace, issueToken } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
-import {
-  apiRequest,
-  percentile,
-  runLoad,
-  slugRequest,
-  summary,
-  type LoadResult,
-} from "./load";
-import {
-  NAMESPACE,
-  isFreeSlot,
-  seedClicks,
-  seedSlugNamespace,
-  slugOf,
-} from "./seed";
+import { apiRequest, percentile, runLoad, slugRequest, summary, type LoadResult } from "./load";
+import { NAMESPACE, isFreeSlot, seedClicks, seedSlugNamespace, slugOf } from "./seed";
 import { root, freePort, samplePeak, startServer } from "./server";
 import { benchIngest, benchSlugs } from "./sections";
 import { benchImportCli, benchImportServer } from "./import";
@@ -52,39 +39,20 @@ const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 50);
 const LINKS = Number(env.BENCH_LINKS ?? 1000);
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(",")) : null;
 const on = (s: string) => !ONLY || ONLY.has(s);
-const ADMIN_URL =
-  env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ADMIN_URL = env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const UA = env.BENCH_UA ?? PEOPLE.windowsChrome;
 const CLICKS_TOTAL = SMALL ? 1_000_000 : 10_000_000;
 const CLICKS_BIG = SMALL ? 100_000 : 1_000_000;
 /** The branded domain of the redirect section. */
 const BRAND = "go.bench.example";
 
-type Row = {
-  section: string;
-  what: string;
-  measured: string;
-  target: string;
-  met: boolean | null;
-};
+type Row = { section: string; what: string; measured: string; target: string; met: boolean | null };
 const rows: Row[] = [];
-const row = (
-  section: string,
-  what: string,
-  measured: string,
-  target = "",
-  met: boolean | null = null,
-) => {
+const row = (section: string, what: string, measured: string, target = "", met: boolean | null = null) => {
   rows.push({ section, what, measured, target, met });
-  console.log(
-    `  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}`,
-  );
+  console.log(`  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}`);
 };
-const f = (x: number, d = 0) =>
-  x.toLocaleString("en-US", {
-    maximumFractionDigits: d,
-    minimumFractionDigits: d,
-  });
+const f = (x: number, d = 0) => x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 const log = (s: string) => console.log(`\n== ${s}`);
 const timed = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
   const t = performance.now();
@@ -104,17 +72,8 @@ const merge = (results: LoadResult[]) => {
   }
   all.sort();
   const statuses = new Map<number, number>();
-  for (const r of results)
-    for (const [s, n] of r.statuses)
-      statuses.set(s, (statuses.get(s) ?? 0) + n);
-  return {
-    requests,
-    rps: requests / seconds,
-    p50: percentile(all, 50),
-    p99: percentile(all, 99),
-    statuses,
-    errors: results.reduce((s, r) => s + r.errors, 0),
-  };
+  for (const r of results) for (const [s, n] of r.statuses) statuses.set(s, (statuses.get(s) ?? 0) + n);
+  return { requests, rps: requests / seconds, p50: percentile(all, 50), p99: percentile(all, 99), statuses, errors: results.reduce((s, r) => s + r.errors, 0) };
 };
 
 async function main() {
@@ -134,10 +93,7 @@ async function main() {
   const children: ChildProcess[] = [];
   const servers: { stop(): Promise<unknown> }[] = [];
   const sql = postgres(dbUrl.href, { max: 1, onnotice: () => {} });
-  const database = await openDatabase({
-    databaseUrl: dbUrl.href,
-    poolSize: 10,
-  });
+  const database = await openDatabase({ databaseUrl: dbUrl.href, poolSize: 10 });
   try {
     const now = Date.now();
     // The redirect links: LINKS plain links in the public workspace.
@@ -149,8 +105,7 @@ async function main() {
       createdAt: now,
       updatedAt: now,
     }));
-    for (let i = 0; i < redirectLinks.length; i += 500)
-      await database.db.insert(links).values(redirectLinks.slice(i, i + 500));
+    for (let i = 0; i < redirectLinks.length; i += 500) await database.db.insert(links).values(redirectLinks.slice(i, i + 500));
     const slugs = redirectLinks.map((r) => r.slug);
     // The same slugs on a verified branded domain, in its own namespace (extensions §2).
     const brandId = newLinkId();
@@ -163,27 +118,12 @@ async function main() {
       verifiedAt: now,
       createdAt: now,
     });
-    const brandLinks = redirectLinks.map((r) => ({
-      ...r,
-      id: newLinkId(),
-      domainId: brandId,
-      url: r.url.replace("/landing/", "/brand/"),
-    }));
-    for (let i = 0; i < brandLinks.length; i += 500)
-      await database.db.insert(links).values(brandLinks.slice(i, i + 500));
+    const brandLinks = redirectLinks.map((r) => ({ ...r, id: newLinkId(), domainId: brandId, url: r.url.replace("/landing/", "/brand/") }));
+    for (let i = 0; i < brandLinks.length; i += 500) await database.db.insert(links).values(brandLinks.slice(i, i + 500));
     // API users (pro: 10,000 token calls an hour each).
-    const writer = await createUserWithWorkspace(database.db, {
-      email: "writer@bench.test",
-      plan: "pro",
-    });
-    const reader = await createUserWithWorkspace(database.db, {
-      email: "reader@bench.test",
-      plan: "pro",
-    });
-    const analyst = await createUserWithWorkspace(database.db, {
-      email: "analyst@bench.test",
-      plan: "pro",
-    });
+    const writer = await createUserWithWorkspace(database.db, { email: "writer@bench.test", plan: "pro" });
+    const reader = await createUserWithWorkspace(database.db, { email: "reader@bench.test", plan: "pro" });
+    const analyst = await createUserWithWorkspace(database.db, { email: "analyst@bench.test", plan: "pro" });
     const [writerToken, readerToken, analystToken] = [
       (await issueToken(database.db, writer.id, "bench")).token,
       (await issueToken(database.db, reader.id, "bench")).token,
@@ -207,71 +147,32 @@ async function main() {
       createdAt: now,
       updatedAt: now,
     }));
-    for (let i = 0; i < analystLinks.length; i += 500)
-      await database.db.insert(links).values(analystLinks.slice(i, i + 500));
+    for (let i = 0; i < analystLinks.length; i += 500) await database.db.insert(links).values(analystLinks.slice(i, i + 500));
 
     // ---- 1. redirects, 6. API, 5. start on PostgreSQL (small database) -----------------------
     if (on("redirects") || on("api") || on("start")) {
-      log(
-        `redirects: ${LINKS} links, ${CONNECTIONS} connections, ${ROUNDS}×${SECONDS} s rounds each, alternating`,
-      );
-      const app = await startServer(env, {
-        dataDir,
-        databaseUrl: dbUrl.href,
-        profileDir: env.BENCH_PROFILE,
-      });
+      log(`redirects: ${LINKS} links, ${CONNECTIONS} connections, ${ROUNDS}×${SECONDS} s rounds each, alternating`);
+      const app = await startServer(env, { dataDir, databaseUrl: dbUrl.href, profileDir: env.BENCH_PROFILE });
       servers.push(app);
       children.push(app.child);
-      row(
-        "start",
-        "start to first answer, PostgreSQL",
-        `${f(app.startMs)} ms`,
-        "≤ 1,500 ms",
-        app.startMs <= 1500,
-      );
+      row("start", "start to first answer, PostgreSQL", `${f(app.startMs)} ms`, "≤ 1,500 ms", app.startMs <= 1500);
       if (on("redirects")) {
         const mapFile = path.join(dataDir, "slugs.json");
-        writeFileSync(
-          mapFile,
-          JSON.stringify(redirectLinks.map((r) => [r.slug, r.url])),
-        );
+        writeFileSync(mapFile, JSON.stringify(redirectLinks.map((r) => [r.slug, r.url])));
         const barePort = await freePort();
-        const bare = fork(
-          path.join(root, "bench", "bare-server.ts"),
-          [String(barePort), mapFile],
-          {
-            execPath: path.join(root, "node_modules", ".bin", "tsx"),
-            stdio: ["ignore", "inherit", "inherit", "ipc"],
-          },
-        );
+        const bare = fork(path.join(root, "bench", "bare-server.ts"), [String(barePort), mapFile], {
+          execPath: path.join(root, "node_modules", ".bin", "tsx"),
+          stdio: ["ignore", "inherit", "inherit", "ipc"],
+        });
         children.push(bare);
         await new Promise((r) => bare.once("message", r));
         // `brand`: the same server and slugs, by the Host of the branded domain.
-        const targets = {
-          bare: barePort,
-          app: app.redirectPort,
-          brand: app.redirectPort,
-        };
-        const hostOf = (k: keyof typeof targets) =>
-          k === "brand" ? BRAND : `127.0.0.1:${targets[k]}`;
+        const targets = { bare: barePort, app: app.redirectPort, brand: app.redirectPort };
+        const hostOf = (k: keyof typeof targets) => (k === "brand" ? BRAND : `127.0.0.1:${targets[k]}`);
         const load = (k: keyof typeof targets, seconds: number) =>
-          runLoad({
-            host: "127.0.0.1",
-            port: targets[k],
-            connections: CONNECTIONS,
-            seconds,
-            request: slugRequest(hostOf(k), slugs, UA),
-          });
-        const warm = {
-          bare: await load("bare", 2),
-          app: await load("app", 3),
-          brand: await load("brand", 3),
-        };
-        const totals = {
-          bare: [] as LoadResult[],
-          app: [] as LoadResult[],
-          brand: [] as LoadResult[],
-        };
+          runLoad({ host: "127.0.0.1", port: targets[k], connections: CONNECTIONS, seconds, request: slugRequest(hostOf(k), slugs, UA) });
+        const warm = { bare: await load("bare", 2), app: await load("app", 3), brand: await load("brand", 3) };
+        const totals = { bare: [] as LoadResult[], app: [] as LoadResult[], brand: [] as LoadResult[] };
         const rss = samplePeak(app.rssMb);
         const orders = [
           ["bare", "app", "brand"],
@@ -292,60 +193,19 @@ async function main() {
         const b = merge(totals.bare);
         const a = merge(totals.app);
         const d = merge(totals.brand);
-        const answered = [a, warm.app, d, warm.brand].reduce(
-          (n, r) => n + (r.statuses.get(301) ?? 0),
-          0,
-        );
-        row(
-          "redirects",
-          "bare node:http",
-          `${f(b.rps)} req/s, p50 ${f(b.p50, 2)} ms, p99 ${f(b.p99, 2)} ms`,
-        );
-        row(
-          "redirects",
-          "service (PostgreSQL, every click recorded)",
-          `${f(a.rps)} req/s, p50 ${f(a.p50, 2)} ms, p99 ${f(a.p99, 2)} ms`,
-        );
-        row(
-          "redirects",
-          "throughput service/bare",
-          f(a.rps / b.rps, 2),
-          "≥ 0.50",
-          a.rps / b.rps >= 0.5,
-        );
-        row(
-          "redirects",
-          "p99 service/bare",
-          f(a.p99 / b.p99, 2),
-          "≤ 3",
-          a.p99 / b.p99 <= 3,
-        );
-        row(
-          "redirects",
-          `service on a branded domain (Host: ${BRAND}, same slugs)`,
-          `${f(d.rps)} req/s, p50 ${f(d.p50, 2)} ms, p99 ${f(d.p99, 2)} ms`,
-        );
-        row(
-          "redirects",
-          "throughput branded/default",
-          f(d.rps / a.rps, 2),
-          "≈ 1 (as fast)",
-          d.rps / a.rps >= 0.9,
-        );
-        if ((d.statuses.get(301) ?? 0) !== d.requests)
-          console.log(`  branded answers: ${JSON.stringify([...d.statuses])}`);
-        row(
-          "memory",
-          "peak RSS under redirect load, 1,000 links",
-          `${f(peakRss1k)} MB`,
-        );
+        const answered = [a, warm.app, d, warm.brand].reduce((n, r) => n + (r.statuses.get(301) ?? 0), 0);
+        row("redirects", "bare node:http", `${f(b.rps)} req/s, p50 ${f(b.p50, 2)} ms, p99 ${f(b.p99, 2)} ms`);
+        row("redirects", "service (PostgreSQL, every click recorded)", `${f(a.rps)} req/s, p50 ${f(a.p50, 2)} ms, p99 ${f(a.p99, 2)} ms`);
+        row("redirects", "throughput service/bare", f(a.rps / b.rps, 2), "≥ 0.50", a.rps / b.rps >= 0.5);
+        row("redirects", "p99 service/bare", f(a.p99 / b.p99, 2), "≤ 3", a.p99 / b.p99 <= 3);
+        row("redirects", `service on a branded domain (Host: ${BRAND}, same slugs)`, `${f(d.rps)} req/s, p50 ${f(d.p50, 2)} ms, p99 ${f(d.p99, 2)} ms`);
+        row("redirects", "throughput branded/default", f(d.rps / a.rps, 2), "≈ 1 (as fast)", d.rps / a.rps >= 0.9);
+        if ((d.statuses.get(301) ?? 0) !== d.requests) console.log(`  branded answers: ${JSON.stringify([...d.statuses])}`);
+        row("memory", "peak RSS under redirect load, 1,000 links", `${f(peakRss1k)} MB`);
         if (on("api")) await benchApi(app.appPort, writerToken, readerToken);
         // A graceful stop flushes buffered clicks; then count what was stored.
         const code = await app.stop();
-        const [{ n }] = await database.db
-          .select({ n: count() })
-          .from(clicks)
-          .where(eq(clicks.workspaceId, "public"));
+        const [{ n }] = await database.db.select({ n: count() }).from(clicks).where(eq(clicks.workspaceId, "public"));
         row(
           "redirects",
           "clicks recorded / redirects answered",
@@ -353,8 +213,7 @@ async function main() {
           "equal",
           Number(n) === answered && code === 0,
         );
-        if (a.errors + b.errors)
-          console.log(`  socket errors: ${a.errors + b.errors}`);
+        if (a.errors + b.errors) console.log(`  socket errors: ${a.errors + b.errors}`);
       } else {
         if (on("api")) await benchApi(app.appPort, writerToken, readerToken);
         await app.stop();
@@ -365,11 +224,7 @@ async function main() {
     if (on("import")) {
       const n = SMALL ? 10_000 : 100_000;
       log(`CSV import: ${f(n)} rows (9 in 10 with a slug), PostgreSQL`);
-      const c = await benchImportCli(database, {
-        databaseUrl: dbUrl.href,
-        dataDir,
-        rows: n,
-      });
+      const c = await benchImportCli(database, { databaseUrl: dbUrl.href, dataDir, rows: n });
       row(
         "import",
         `npm run cli -- links:import, ${f(n)} rows (the whole command, start included)`,
@@ -377,11 +232,7 @@ async function main() {
         "≤ 60 s",
         c.ms <= 60_000 && c.created === n,
       );
-      const s = await benchImportServer(database, env, {
-        databaseUrl: dbUrl.href,
-        dataDir,
-        rows: n,
-      });
+      const s = await benchImportServer(database, env, { databaseUrl: dbUrl.href, dataDir, rows: n });
       row(
         "import",
         `the server's import runner, ${f(n)} rows (queued to done)`,
@@ -395,9 +246,7 @@ async function main() {
     const needBig = on("analytics") || on("memory") || on("slugs");
     let namespaceLinks = 0;
     if (needBig) {
-      log(
-        `seeding ${f(CLICKS_TOTAL)} clicks (${f(CLICKS_BIG)} on one link) and 99% of the 36⁴ slug namespace`,
-      );
+      log(`seeding ${f(CLICKS_TOTAL)} clicks (${f(CLICKS_BIG)} on one link) and 99% of the 36⁴ slug namespace`);
       if (on("analytics"))
         await timed("clicks + rollups", () =>
           seedClicks(sql, {
@@ -408,12 +257,8 @@ async function main() {
             total: CLICKS_TOTAL,
           }),
         );
-      if (on("memory") || on("slugs"))
-        namespaceLinks = await timed("4-character slug links", () =>
-          seedSlugNamespace(sql),
-        );
-      if (namespaceLinks)
-        console.log(`  ${f(namespaceLinks)} links with 4-character slugs`);
+      if (on("memory") || on("slugs")) namespaceLinks = await timed("4-character slug links", () => seedSlugNamespace(sql));
+      if (namespaceLinks) console.log(`  ${f(namespaceLinks)} links with 4-character slugs`);
     }
 
     // ---- 3. analytics, 5. memory with 1M+ links, start on a big database ----------------------
@@ -422,25 +267,11 @@ async function main() {
       const app = await startServer(env, { dataDir, databaseUrl: dbUrl.href });
       servers.push(app);
       children.push(app.child);
-      row(
-        "start",
-        `start to first answer, PostgreSQL with ${f(namespaceLinks + LINKS)} links`,
-        `${f(app.startMs)} ms`,
-        "≤ 1,500 ms",
-        app.startMs <= 1500,
-      );
-      if (on("analytics"))
-        await benchAnalytics(
-          app.appPort,
-          analystToken,
-          analystLinks[0].id,
-          CLICKS_BIG,
-          sql,
-        );
+      row("start", `start to first answer, PostgreSQL with ${f(namespaceLinks + LINKS)} links`, `${f(app.startMs)} ms`, "≤ 1,500 ms", app.startMs <= 1500);
+      if (on("analytics")) await benchAnalytics(app.appPort, analystToken, analystLinks[0].id, CLICKS_BIG, sql);
       if (on("memory") && namespaceLinks) {
         const taken: string[] = [];
-        for (let i = 0; i < NAMESPACE; i++)
-          if (!isFreeSlot(i)) taken.push(slugOf(i));
+        for (let i = 0; i < NAMESPACE; i++) if (!isFreeSlot(i)) taken.push(slugOf(i));
         const rss = samplePeak(app.rssMb);
         const r = await runLoad({
           host: "127.0.0.1",
@@ -456,13 +287,7 @@ async function main() {
           `redirect load over ${f(taken.length)} stored links (random slugs, mostly cache misses)`,
           `${f(m.rps)} req/s, p99 ${f(m.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(m.statuses))}`,
         );
-        row(
-          "memory",
-          "peak RSS under that load",
-          `${f(peak)} MB`,
-          "≤ 200 MB",
-          peak <= 200,
-        );
+        row("memory", "peak RSS under that load", `${f(peak)} MB`, "≤ 200 MB", peak <= 200);
       }
       await app.stop();
     }
@@ -470,11 +295,7 @@ async function main() {
     // ---- 4. slugs ----------------------------------------------------------------------------
     if (on("slugs")) {
       log("slug allocation with 99% of the namespace taken");
-      const s = await benchSlugs(database, {
-        picks: 2000,
-        workers: 8,
-        perWorker: SMALL ? 100 : 250,
-      });
+      const s = await benchSlugs(database, { picks: 2000, workers: 8, perWorker: SMALL ? 100 : 250 });
       row(
         "slugs",
         "pickFreeSlug (one round trip to PostgreSQL)",
@@ -482,11 +303,7 @@ async function main() {
         "p99 ≤ 1 ms",
         s.pick.p99 <= 1,
       );
-      row(
-        "slugs",
-        "insertLink with a generated slug, 8 concurrent writers",
-        `p50 ${f(s.insert.p50, 2)} ms, p99 ${f(s.insert.p99, 2)} ms`,
-      );
+      row("slugs", "insertLink with a generated slug, 8 concurrent writers", `p50 ${f(s.insert.p50, 2)} ms, p99 ${f(s.insert.p99, 2)} ms`);
       row(
         "slugs",
         "slugs handed out / distinct",
@@ -500,11 +317,7 @@ async function main() {
     if (on("ingest")) {
       log("click ingestion: the batch recorder alone, a burst into PostgreSQL");
       const n = SMALL ? 100_000 : 500_000;
-      const r = await benchIngest(dbUrl.href, path.join(dataDir, "ingest"), {
-        n,
-        chunk: 5000,
-        publicIps: false,
-      });
+      const r = await benchIngest(dbUrl.href, path.join(dataDir, "ingest"), { n, chunk: 5000, publicIps: false });
       row(
         "ingest",
         `burst of ${f(n)} visits, location from the edge or none (offered at ${f(r.offeredPerSecond)}/s)`,
@@ -519,11 +332,7 @@ async function main() {
         "bounded",
         r.rssGrowthMb < 400,
       );
-      const g = await benchIngest(
-        dbUrl.href,
-        path.join(dataDir, "ingest-geo"),
-        { n: n / 5, chunk: 5000, publicIps: true },
-      );
+      const g = await benchIngest(dbUrl.href, path.join(dataDir, "ingest-geo"), { n: n / 5, chunk: 5000, publicIps: true });
       row(
         "ingest",
         `burst of ${f(n / 5)} visits from 2,000 public addresses (GeoIP in the writer)`,
@@ -539,64 +348,29 @@ async function main() {
       await first.stop();
       const again = await startServer(env, { dataDir: dir });
       await again.stop();
-      row(
-        "start",
-        "start to first answer, PGlite, new data directory (creates the database)",
-        `${f(first.startMs)} ms`,
-        "≤ 3,000 ms",
-        first.startMs <= 3000,
-      );
-      row(
-        "start",
-        "start to first answer, PGlite, existing data directory",
-        `${f(again.startMs)} ms`,
-        "≤ 3,000 ms",
-        again.startMs <= 3000,
-      );
+      row("start", "start to first answer, PGlite, new data directory (creates the database)", `${f(first.startMs)} ms`, "≤ 3,000 ms", first.startMs <= 3000);
+      row("start", "start to first answer, PGlite, existing data directory", `${f(again.startMs)} ms`, "≤ 3,000 ms", again.startMs <= 3000);
     }
   } finally {
-    for (const s of servers)
-      await Promise.race([s.stop(), new Promise((r) => setTimeout(r, 10_000))]);
+    for (const s of servers) await Promise.race([s.stop(), new Promise((r) => setTimeout(r, 10_000))]);
     for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
     await database.close().catch(() => {});
     await sql.end().catch(() => {});
-    await admin
-      .unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-      .catch(() => {});
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
     await admin.end();
     rmSync(dataDir, { recursive: true, force: true });
   }
 
-  console.log(
-    "\n| section | measurement | measured | target | met |\n|---|---|---|---|---|",
-  );
-  for (const r of rows)
-    console.log(
-      `| ${r.section} | ${r.what} | ${r.measured} | ${r.target} | ${r.met === null ? "" : r.met ? "yes" : "**no**"} |`,
-    );
+  console.log("\n| section | measurement | measured | target | met |\n|---|---|---|---|---|");
+  for (const r of rows) console.log(`| ${r.section} | ${r.what} | ${r.measured} | ${r.target} | ${r.met === null ? "" : r.met ? "yes" : "**no**"} |`);
   const missed = rows.filter((r) => r.met === false);
-  console.log(
-    missed.length
-      ? `\n${missed.length} target(s) not met: ${missed.map((r) => r.what).join("; ")}`
-      : "\nall targets met",
-  );
+  console.log(missed.length ? `\n${missed.length} target(s) not met: ${missed.map((r) => r.what).join("; ")}` : "\nall targets met");
   // Correctness failures fail the run; a missed speed target is reported in the table.
-  if (
-    rows.some(
-      (r) =>
-        r.met === false &&
-        (r.target === "equal" || r.target === "all distinct"),
-    )
-  )
-    process.exitCode = 1;
+  if (rows.some((r) => r.met === false && (r.target === "equal" || r.target === "all distinct"))) process.exitCode = 1;
 }
 
 /** 6. POST /links (new link, generated slug) and GET /links (workspace of 100 links). */
-async function benchApi(
-  appPort: number,
-  writerToken: string,
-  readerToken: string,
-) {
+async function benchApi(appPort: number, writerToken: string, readerToken: string) {
   log("API throughput (10 connections, pro-plan tokens)");
   const host = `127.0.0.1:${appPort}`;
   let i = 0;
@@ -635,26 +409,14 @@ async function benchApi(
 }
 
 /** 3. The two analytics endpoints for the link with `expected` clicks: p50 and an exact count. */
-async function benchAnalytics(
-  appPort: number,
-  token: string,
-  linkId: string,
-  expected: number,
-  sql: postgres.Sql,
-) {
+async function benchAnalytics(appPort: number, token: string, linkId: string, expected: number, sql: postgres.Sql) {
   log("analytics");
   const host = `127.0.0.1:${appPort}`;
   for (const [name, p] of [
     ["GET /links/{id}/analytics", `/api/links/${linkId}/analytics`],
     ["GET /analytics?link_id=…", `/api/analytics?link_id=${linkId}`],
   ] as const) {
-    await runLoad({
-      host: "127.0.0.1",
-      port: appPort,
-      connections: 1,
-      maxRequests: 5,
-      request: apiRequest("GET", host, () => p, token),
-    });
+    await runLoad({ host: "127.0.0.1", port: appPort, connections: 1, maxRequests: 5, request: apiRequest("GET", host, () => p, token) });
     const r = await runLoad({
       host: "127.0.0.1",
       port: appPort,
@@ -663,10 +425,7 @@ async function benchAnalytics(
       keepBodies: 1,
       request: apiRequest("GET", host, () => p, token),
     });
-    const body = JSON.parse(r.bodies?.[0] ?? "{}") as {
-      count?: number;
-      clicks?: unknown[];
-    };
+    const body = JSON.parse(r.bodies?.[0] ?? "{}") as { count?: number; clicks?: unknown[] };
     const s = summary(r.latenciesMs);
     row(
       "analytics",
@@ -684,9 +443,7 @@ async function benchAnalytics(
   row(
     "analytics",
     "plan of the newest-500 listing",
-    /Index Scan Backward using clicks_link_id_ts_pk/.test(text)
-      ? "Index Scan Backward using clicks_link_id_ts_pk"
-      : text,
+    /Index Scan Backward using clicks_link_id_ts_pk/.test(text) ? "Index Scan Backward using clicks_link_id_ts_pk" : text,
     "PK backwards",
     /Index Scan Backward using clicks_link_id_ts_pk/.test(text),
   );
