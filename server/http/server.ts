@@ -129,8 +129,9 @@ function logRequest(app: AppServices, req: http.IncomingMessage, res: http.Serve
     const host = (req.headers.host ?? "").toLowerCase();
     const level = host === app.config.redirectUrl.host.toLowerCase() && res.statusCode < 500 ? "debug" : res.statusCode >= 500 ? "error" : "info";
     if (!app.log.isLevelEnabled(level)) return;
-    // The path only: query strings may carry anything a caller pasted.
-    app.log[level]({ reqId: id, method: req.method, path: (req.url ?? "").split("?")[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+    // The path only: query strings may carry anything a caller pasted; an invitation's path is its secret.
+    const path = (req.url ?? "").split("?")[0].replace(/^\/invites\/[^/]+/, "/invites/…");
+    app.log[level]({ reqId: id, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
   });
 }
 

@@ -2,15 +2,27 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "vitest";
 import type { AppServices } from "../../core/services";
-import { http, type TestApp, type TestUser } from "../../test/harness";
+import { randomBytes } from "node:crypto";
+import { createUserWithWorkspace, issueToken } from "../../lib/users";
+import { http, type TestUser } from "../../test/harness";
 
 /** A user with a login session (cookie) and a token in the personal workspace; pro, so more tokens fit. */
 export type Person = TestUser & { cookie: Record<string, string>; sessionId: string };
 
-export async function person(t: TestApp, opts: { plan?: "free" | "pro"; name?: string } = {}): Promise<Person> {
-  const u = await t.user({ plan: opts.plan ?? "pro", name: opts.name });
-  const s = await t.app.lucia.createSession(u.id, { createdAt: Date.now() });
-  return { ...u, cookie: { cookie: `app_session=${s.id}` }, sessionId: s.id };
+export async function person(t: { app: AppServices }, opts: { plan?: "free" | "pro"; name?: string } = {}): Promise<Person> {
+  const email = `u${randomBytes(6).toString("hex")}@example.com`;
+  const user = await createUserWithWorkspace(t.app.db, { email, plan: opts.plan ?? "pro", name: opts.name });
+  const { token } = await issueToken(t.app.db, user.id, "test");
+  const s = await t.app.lucia.createSession(user.id, { createdAt: Date.now() });
+  return {
+    id: user.id,
+    email,
+    workspaceId: user.workspaceId,
+    token,
+    auth: { authorization: `Bearer ${token}` },
+    cookie: { cookie: `app_session=${s.id}` },
+    sessionId: s.id,
+  };
 }
 
 /** One REST call under `base` (API_URL) as `who` (cookie or bearer headers). */
