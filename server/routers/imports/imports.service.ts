@@ -154,7 +154,12 @@ export async function createImportJob(
   const id = newId();
   const dest = jobFile(deps.config.dataDir, id);
   await mkdir(path.dirname(dest), { recursive: true });
-  await rename(o.upload, dest);
+  try {
+    await rename(o.upload, dest);
+  } catch {
+    // Another request started an import of this upload a moment ago.
+    throw new AppError("VALIDATION_FAILED", { fields: { upload: ["is gone: upload the file again"] }, message: "upload: is gone" });
+  }
   const now = Date.now();
   try {
     const [row] = await deps.db

@@ -377,6 +377,20 @@ describe("import: a job resumes where it stopped", () => {
     expect((await live(user.workspaceId)).length).toBe(0);
   });
 
+  it("leaves a job whose file this instance lacks to the instance that has it, for 10 minutes", async () => {
+    const user = await t.user();
+    const file = await upload(`url\nhttps://example.com/elsewhere\n`);
+    const job = await createImportJob(deps(), { workspaceId: user.workspaceId, userId: user.id, upload: file, prepared: await prepareImport(file, "auto") });
+    const elsewhere = path.join(t.app.config.dataDir, "other-instance");
+    expect(await claimNextJob(t.app.db, "here", false, elsewhere)).not.toBe(job.id);
+    await t.app.db
+      .update(importJobs)
+      .set({ updatedAt: Date.now() - 11 * 60_000 })
+      .where(eq(importJobs.id, job.id));
+    expect(await claimNextJob(t.app.db, "here", false, elsewhere)).toBe(job.id);
+    await t.app.db.update(importJobs).set({ status: "failed", leaseOwner: null }).where(eq(importJobs.id, job.id));
+  });
+
   it("fails a job whose file is gone, keeping what went in", async () => {
     const user = await t.user();
     const file = await upload(`url\nhttps://example.com/gone\n`);

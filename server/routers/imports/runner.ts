@@ -1,5 +1,6 @@
 import os from "node:os";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readdir, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { and, asc, eq, inArray, isNull } from "drizzle-orm";
@@ -33,16 +34,29 @@ export function staleLease(owner: string, self: string, embedded: boolean): bool
   return host === os.hostname() && Number(pid) !== process.pid && !processAlive(Number(pid));
 }
 
-type Candidate = { id: string; leaseOwner: string | null; leaseUntil: number | null };
+type Candidate = { id: string; leaseOwner: string | null; leaseUntil: number | null; sourcePath: string; updatedAt: number };
+
+/**
+ * A job whose file this instance does not have is left to the instance that has it (instances share
+ * DATA_DIR, or the job runs where it was uploaded); after 10 minutes without progress anywhere it is
+ * taken anyway, so runImportJob fails it with a clear message instead of it staying queued for ever.
+ */
+const FILE_GRACE_MS = 10 * 60_000;
 
 /**
  * Claims the oldest unfinished job nobody holds (no lease, an expired one, or a stale one), by a
  * compare-and-set on the lease it saw, so two instances never both win. Null: nothing to do.
  */
-export async function claimNextJob(db: DbOrTx, owner: string, embedded: boolean): Promise<string | null> {
+export async function claimNextJob(db: DbOrTx, owner: string, embedded: boolean, dataDir?: string): Promise<string | null> {
   const now = Date.now();
   const candidates: Candidate[] = await db
-    .select({ id: importJobs.id, leaseOwner: importJobs.leaseOwner, leaseUntil: importJobs.leaseUntil })
+    .select({
+      id: importJobs.id,
+      leaseOwner: importJobs.leaseOwner,
+      leaseUntil: importJobs.leaseUntil,
+      sourcePath: importJobs.sourcePath,
+      updatedAt: importJobs.updatedAt,
+    })
     .from(importJobs)
     .where(inArray(importJobs.status, ["queued", "running"]))
     .orderBy(asc(importJobs.createdAt))
@@ -50,6 +64,7 @@ export async function claimNextJob(db: DbOrTx, owner: string, embedded: boolean)
   for (const c of candidates) {
     const free = c.leaseOwner === null || c.leaseUntil === null || c.leaseUntil < now || staleLease(c.leaseOwner, owner, embedded);
     if (!free) continue;
+    if (dataDir && !existsSync(path.join(dataDir, c.sourcePath)) && c.updatedAt > now - FILE_GRACE_MS) continue;
     const [won] = await db
       .update(importJobs)
       .set({ status: "running", leaseOwner: owner, leaseUntil: now + LEASE_MS, updatedAt: now })
@@ -67,7 +82,7 @@ export async function claimNextJob(db: DbOrTx, owner: string, embedded: boolean)
   return null;
 }
 
-/** Uploads nobody went on with (the dashboard's step between upload and start) are deleted after a day. */
+/** Uploads nobody went on with (the dashboard's step between upload and start) are deleted after a day (checked hourly). */
 async function sweepUploads(dataDir: string): Promise<void> {
   const dir = uploadsDir(dataDir);
   const old = Date.now() - 24 * 3600_000;
@@ -118,12 +133,16 @@ export function startImportRunner(app: AppServices, opts: { pollMs?: number; bat
       clearTimeout(timer);
     });
 
+  let swept = 0;
   const loop = (async () => {
-    void sweepUploads(app.config.dataDir);
     while (!stopping) {
       let delay = pollMs;
       try {
-        const id = await claimNextJob(app.db, owner, embedded);
+        if (Date.now() - swept > 3600_000) {
+          swept = Date.now();
+          void sweepUploads(app.config.dataDir);
+        }
+        const id = await claimNextJob(app.db, owner, embedded, app.config.dataDir);
         if (id) {
           current = id;
           app.log.info({ job: id }, "import started");
