@@ -1,6 +1,6 @@
 import { and, count, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
-import { apiTokens, domains, emailCodes, links, linktreeItems, linktrees, memberships, sessions, users, workspaces } from "../../../db/schema";
+import { apiTokens, domains, emailCodes, importJobs, links, linktreeItems, linktrees, memberships, sessions, users, workspaces } from "../../../db/schema";
 import { AppError, isUniqueViolation, notFound } from "../../domain/errors";
 import { consume } from "../../lib/rate-limit";
 import { normalizeEmail } from "../../lib/users";
@@ -85,6 +85,9 @@ export type Purged = { cacheKeys: string[]; domains: number };
  * (they have no foreign key). Call `dropCaches` with what it answers once committed.
  */
 export async function purgeWorkspace(tx: DbOrTx, workspaceId: string, into: Purged = { cacheKeys: [], domains: 0 }): Promise<Purged> {
+  // First, so an import running on any instance finds its job gone at its next batch (the batch locks
+  // the job row before inserting) and stops instead of adding links to a workspace that is going away.
+  await tx.delete(importJobs).where(eq(importJobs.workspaceId, workspaceId));
   const live = await tx
     .select({ slug: links.slug, domainId: links.domainId })
     .from(links)

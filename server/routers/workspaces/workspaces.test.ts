@@ -1,7 +1,7 @@
 import nodeHttp from "node:http";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiTokens, clicks, domains, links, linktrees, memberships, sessions, users, workspaceInvites, workspaces } from "../../../db/schema";
+import { apiTokens, clicks, domains, importJobs, links, linktrees, memberships, sessions, users, workspaceInvites, workspaces } from "../../../db/schema";
 import { sha256 } from "../../lib/crypto";
 import { newId } from "../../lib/ids";
 import { restOperations } from "../../http/openapi";
@@ -416,6 +416,18 @@ describe("members and invitations", () => {
       expect(r.status).toBe(400);
       expect(r.json).toEqual({ error: "VALIDATION_FAILED", fields: { token: expect.any(Array) } });
     }
+  });
+
+  it("DELETE /workspaces/{id}: its import jobs go with it, so an import in progress adds nothing to a deleted workspace", async () => {
+    const o = await person(t);
+    const ws = await team(o);
+    const job = { workspaceId: ws, userId: o.id, format: "generic", sourcePath: "imports/none.csv", createdAt: 1, updatedAt: 1 };
+    await t.app.db.insert(importJobs).values([
+      { ...job, id: newId(), status: "queued" },
+      { ...job, id: newId(), status: "running", leaseOwner: "elsewhere", leaseUntil: Date.now() + 60_000 },
+    ]);
+    expect((await call("DELETE", `/workspaces/${ws}`, o.cookie)).status).toBe(204);
+    expect(await t.app.db.select().from(importJobs).where(eq(importJobs.workspaceId, ws))).toEqual([]);
   });
 
   it("DELETE /workspaces/{id}/invites/{inviteId}: 204 for an owner (the link stops working), 403 for a member, 404 for an unknown id", async () => {
