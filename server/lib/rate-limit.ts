@@ -15,6 +15,8 @@ export const LIMITS = {
   passwordPerLink: { points: 100, duration: 900 },
   signInPerEmail: { points: 5, duration: 900 },
   signInPerAddress: { points: 30, duration: 3600 },
+  /** Invitation mails a workspace may send in an hour (each one is a mail to an address the owner typed). */
+  invitesPerWorkspace: { points: 50, duration: 3600 },
 } as const;
 export type LimitName = keyof typeof LIMITS;
 

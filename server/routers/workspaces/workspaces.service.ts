@@ -1,3 +1,4 @@
+import { consume } from "../../lib/rate-limit";
 import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { apiTokens, memberships, sessions, users, workspaceInvites, workspaces } from "../../../db/schema";
@@ -166,6 +167,8 @@ export async function createInvite(app: AppServices, actor: Actor, input: { id: 
   return app.db.transaction(async (tx) => {
     const ws = await membershipOf(tx, actor.userId, input.id, "owner", true);
     if (ws.personal) throw new AppError("PERSONAL_WORKSPACE");
+    // Spent only by owners of a shared workspace: nobody else can make us send mail.
+    await consume(app.limits, "invitesPerWorkspace", ws.id);
     const [member] = await tx
       .select({ id: users.id })
       .from(memberships)

@@ -430,6 +430,19 @@ describe("members and invitations", () => {
     expect(await t.app.db.select().from(importJobs).where(eq(importJobs.workspaceId, ws))).toEqual([]);
   });
 
+  it("POST /workspaces/{id}/invites: at most 50 invitation mails an hour per workspace, then 429 RATE_LIMITED with Retry-After", async () => {
+    const o = await person(t, { plan: "pro" });
+    const ws = await team(o);
+    for (let i = 0; i < 50; i++)
+      expect((await call("POST", `/workspaces/${ws}/invites`, o.cookie, { email: `x${i}-${uniq()}@example.com`, role: "member" })).status).toBe(201);
+    const r = await call("POST", `/workspaces/${ws}/invites`, o.cookie, { email: `over-${uniq()}@example.com`, role: "member" });
+    expect(r.status).toBe(429);
+    expect(r.json).toEqual({ error: "RATE_LIMITED" });
+    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Another workspace of the same owner is not held back.
+    expect((await call("POST", `/workspaces/${await team(o)}/invites`, o.cookie, { email: `y-${uniq()}@example.com`, role: "member" })).status).toBe(201);
+  });
+
   it("DELETE /workspaces/{id}/invites/{inviteId}: 204 for an owner (the link stops working), 403 for a member, 404 for an unknown id", async () => {
     const [o, m, x] = [await person(t), await person(t), await person(t)];
     const ws = await team(o);
