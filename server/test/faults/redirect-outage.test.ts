@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import pino from "pino";
@@ -51,9 +51,16 @@ async function redirectHostWithOutage(delayMs: number) {
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const get = async (slug: string) => {
     const started = Date.now();
-    const r = await fetch(`${base}/${slug}`, { redirect: "manual", headers: { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0" } });
-    await r.arrayBuffer();
-    return { status: r.status, location: r.headers.get("location"), ms: Date.now() - started };
+    // As the redirect domain: the host serves branded domains by Host, and this server's own port is no served host.
+    const r = await new Promise<IncomingMessage>((resolve, reject) =>
+      request(`${base}/${slug}`, { headers: { host: t.app.config.redirectDomain, "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0" } }, resolve)
+        .on("error", reject)
+        .end(),
+    );
+    r.resume();
+    await new Promise((done) => r.on("end", done));
+    const location = r.headers.location;
+    return { status: r.statusCode, location: location ?? null, ms: Date.now() - started };
   };
   return { state, lines, raw, get };
 }
