@@ -22,8 +22,23 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A multipart POST of `size` bytes, streamed until the server answers (it refuses early and closes). */
-function postLarge(url: string, size: number, headers: Record<string, string>): Promise<{ status: number; body: string; sent: number }> {
+/**
+ * A multipart POST of `size` bytes, streamed until the server answers (it refuses early and closes).
+ * The server may close while we still write: on a busy machine the write can fail (EPIPE, reset)
+ * before the answer is read, so such a try is repeated, and the headers go out a moment before the body.
+ */
+async function postLarge(url: string, size: number, headers: Record<string, string>): Promise<{ status: number; body: string; sent: number }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await postLargeOnce(url, size, headers);
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (attempt >= 5 || (code !== "EPIPE" && code !== "ECONNRESET")) throw e;
+    }
+  }
+}
+
+function postLargeOnce(url: string, size: number, headers: Record<string, string>): Promise<{ status: number; body: string; sent: number }> {
   const boundary = "----importtest";
   const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\n`);
   return new Promise((resolve, reject) => {
@@ -41,7 +56,13 @@ function postLarge(url: string, size: number, headers: Record<string, string>): 
       },
     );
     req.on("error", (e) => (answered ? undefined : reject(e)));
-    req.write(head);
+    req.flushHeaders();
+    // The refusal needs only the headers: give it a moment to arrive before the body starts.
+    const start = () => {
+      if (answered || req.destroyed) return;
+      req.write(head);
+      pump();
+    };
     const block = Buffer.alloc(64 * 1024, "a");
     const pump = () => {
       while (!answered && !req.destroyed && sent < size) {
@@ -50,7 +71,7 @@ function postLarge(url: string, size: number, headers: Record<string, string>): 
       }
       if (!answered && !req.destroyed) req.end();
     };
-    pump();
+    setTimeout(start, 200);
   });
 }
 
