@@ -56,6 +56,7 @@ function annotate(schema: OpenAPIV3.SchemaObject | undefined, request: boolean, 
 const SERVICE_STATUSES: Record<string, number[]> = {
   "analytics.workspace": [404], // link_id of no link of the workspace
   "report.create": [429], // per address and per slug, without a credential
+  "domain.verify": [413], // a POST: its body is read (and must be empty of members) although it has none
 };
 
 /** The top-level tag list: every tag an operation uses, in this order. */

@@ -18,7 +18,8 @@ const domainId = text();
 export const createDomainInput = body({ name: domainNameSchema });
 export type CreateDomainInput = z.output<typeof createDomainInput>;
 
-export const domainIdInput = z.object({ id: domainId });
+/** Strict: a body sent to POST /domains/{id}/verify must not carry members (400 naming them). */
+export const domainIdInput = z.object({ id: domainId }).strict();
 
 export const updateDomainInput = body({ id: domainId, not_found_url: httpUrl.nullable().optional() }, atLeastOne("id"));
 export type UpdateDomainInput = z.output<typeof updateDomainInput>;
