@@ -73,7 +73,7 @@ export type Fail = (field: string, message: string, code?: string) => void;
 /** A rule over the raw body (members not yet parsed: check their types before use). */
 export type BodyRule = (body: Record<string, unknown>, fail: Fail) => void;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * A strict object input whose `fields` list every failure (decisions §3). zod skips refinements once a
@@ -85,12 +85,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 export function body<T extends z.ZodRawShape>(shape: T, ...rules: BodyRule[]) {
   const object = z.object(shape).strict();
   const order = Object.keys(shape);
-  const rank = (issue: z.ZodIssue) => {
-    if (issue.code === "unrecognized_keys") return order.length;
-    if (!issue.path.length) return -1;
-    const i = order.indexOf(String(issue.path[0]));
-    return i < 0 ? order.length : i;
-  };
+  const rank = rankIn(order);
   const checked = z.preprocess((raw, ctx) => {
     const parsed = object.safeParse(raw);
     const issues: z.ZodIssue[] = parsed.success ? [] : [...parsed.error.issues];
@@ -102,8 +97,42 @@ export function body<T extends z.ZodRawShape>(shape: T, ...rules: BodyRule[]) {
     for (const issue of issues.sort((a, b) => rank(a) - rank(b))) ctx.addIssue({ ...issue, fatal: true } as IssueData);
     return raw;
   }, object);
+  fieldOrders.set(checked, order);
   // The body's type, not preprocess's `unknown`, for the typed client; trpc-openapi documents `object`.
   return checked as unknown as z.ZodEffects<typeof object, z.output<typeof object>, z.input<typeof object>>;
+}
+
+/** Issues ranked by the shape's keys: the body itself first, unknown members last. */
+const rankIn = (order: string[]) => (issue: z.ZodIssue) => {
+  if (issue.code === "unrecognized_keys") return order.length;
+  if (!issue.path.length) return -1;
+  const i = order.indexOf(String(issue.path[0]));
+  return i < 0 ? order.length : i;
+};
+
+/** The member order of each `body()` schema, for issues found outside it (`withRuntimeIssues`). */
+const fieldOrders = new WeakMap<object, string[]>();
+
+/** A failure found by a check that needs the runtime (configuration, database), not the body alone. */
+export type FieldIssue = { field: string; message: string; code?: string };
+
+/**
+ * The schema's own issues for `raw` plus `extra`, in the order `body()` gives its issues, so `fields`
+ * lists every failing field and the first coded one decides `error` (decisions §3), whether a field
+ * failed the schema or a check that needed the configuration or the database.
+ */
+export async function withRuntimeIssues(schema: z.ZodTypeAny, raw: unknown, extra: FieldIssue[]): Promise<z.ZodError> {
+  const parsed = await schema.safeParseAsync(raw);
+  const own = parsed.success ? [] : parsed.error.issues;
+  const added = extra.map((e): z.ZodIssue => ({
+    code: "custom",
+    path: e.field ? [e.field] : [],
+    message: e.message,
+    ...(e.code ? { params: { code: e.code } } : {}),
+  }));
+  const rank = rankIn(fieldOrders.get(schema) ?? []);
+  // Stable: within one field, the schema's messages come first.
+  return new z.ZodError([...own, ...added].sort((a, b) => rank(a) - rank(b)));
 }
 
 /** PATCH: at least one member besides the path parameters (`minProperties: 1` in the document). */

@@ -99,6 +99,21 @@ describe("POST /links lists every failing field", () => {
     ],
   ];
   it.each(cases)("%s", check("POST", "/links"));
+
+  // The loop check needs the configured redirect domain, so it runs outside the schema: still listed.
+  const loops = (): Case[] => [
+    ["a url on the redirect domain and a bad slug", { url: `${t.redirect}/x`, slug: "BAD!" }, "INVALID_LINK_ID", ["slug", "url"]],
+    ["a url on the redirect domain and 51 geo entries", { targeting: { geo: geo(51) }, url: `${t.redirect}/x` }, "TOO_MANY_RULES", ["targeting", "url"]],
+    [
+      "an og_image on the redirect domain and a long og_title",
+      { url: "https://example.com/", og_title: "x".repeat(121), og_image: `${t.redirect}/a.png` },
+      "VALIDATION_FAILED",
+      ["og_image", "og_title"],
+    ],
+  ];
+  it("lists a url on the redirect domain with the schema's failures", async () => {
+    for (const c of loops()) await check("POST", "/links")(...c);
+  });
 });
 
 describe("PATCH /links/{id} lists every failing field", () => {
@@ -131,6 +146,27 @@ describe("PATCH /links/{id} lists every failing field", () => {
     ["no member", {}, "VALIDATION_FAILED", ["body"]],
   ];
   it.each(cases)("%s", check("PATCH", "/links/{link}"));
+
+  // Whether the link has an expiry stored needs the database: still listed with the schema's failures.
+  it.each<Case>([
+    [
+      "expiration_url on a link with no expiry stored, and eleven tags",
+      { expiration_url: "https://example.com/x", tags: "abcdefghijk".split("") },
+      "INVALID_TAG",
+      ["expiration_url", "tags"],
+    ],
+    [
+      "expiration_url on a link with no expiry stored, and a short password",
+      { password: "x", expiration_url: "https://example.com/x" },
+      "EXPIRATION_URL_WITHOUT_EXPIRY",
+      ["expiration_url", "password"],
+    ],
+    ["expiration_url on a link with no expiry stored, alone", { expiration_url: "https://example.com/x" }, "EXPIRATION_URL_WITHOUT_EXPIRY", ["expiration_url"]],
+  ])("%s", check("PATCH", "/links/{link}"));
+
+  it("lists a url on the redirect domain with the schema's failures", async () => {
+    await check("PATCH", "/links/{link}")("", { url: `${t.redirect}/x`, og_title: "x".repeat(121) }, "VALIDATION_FAILED", ["og_title", "url"]);
+  });
 
   it("names a malformed path id first, with the body's failures", async () => {
     const r = await req("PATCH", "/links/NOT-AN-ID", { expires_at: past, og_title: "x".repeat(121) });
@@ -173,6 +209,10 @@ describe("linktree items list every failing field", () => {
   ];
   it.each(create)("POST /linktrees/{id}/items: %s", check("POST", "/linktrees/{tree}/items"));
 
+  it("POST /linktrees/{id}/items: a url on the redirect domain and an empty title", async () => {
+    await check("POST", "/linktrees/{tree}/items")("", { title: "", url: `${t.redirect}/x` }, "VALIDATION_FAILED", ["title", "url"]);
+  });
+
   const update: Case[] = [
     ["a long title and active of the wrong type", { title: "x".repeat(101), active: "no" }, "VALIDATION_FAILED", ["active", "title"]],
     ["a bad url and a fractional position", { url: "nope", position: 1.5 }, "VALIDATION_FAILED", ["position", "url"]],
@@ -192,9 +232,34 @@ describe("POST /reports lists every failing field", () => {
     ["a bad reason first, then a url that is no short link", { reason: "bad", url: "not a link" }, "NOT_A_SHORT_LINK", ["reason", "url"]],
     ["a bad reason and an unknown member", { url: "abcd", reason: "bad", bogus: 1 }, "VALIDATION_FAILED", ["bogus", "reason"]],
     ["no url and no reason", {}, "VALIDATION_FAILED", ["reason", "url"]],
+    // The host is checked against the served domains (the database knows the branded ones): still listed.
+    [
+      "a well-formed url on a host not served here and a bad reason",
+      { url: "https://elsewhere.example/abcd", reason: "bad" },
+      "NOT_A_SHORT_LINK",
+      ["reason", "url"],
+    ],
+    [
+      "a well-formed url on a host not served here and a bad e-mail",
+      { email: "nope", url: "https://elsewhere.example/abcd", reason: "spam" },
+      "NOT_A_SHORT_LINK",
+      ["email", "url"],
+    ],
   ];
   it.each(cases)(
     "%s",
     check("POST", "/reports", () => ({})),
   );
+});
+
+describe("POST /links/bulk lists every failing field of an item", () => {
+  it("an item with a url on the redirect domain and a bad slug lists both", async () => {
+    const r = await req("POST", "/links/bulk", { links: [{ url: "https://example.com/ok" }, { url: `${t.redirect}/x`, slug: "BAD!" }] });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.created).toHaveLength(1);
+    expect(r.json.errors).toHaveLength(1);
+    expect(r.json.errors[0].index).toBe(1);
+    expect(r.json.errors[0].error).toBe("INVALID_LINK_ID");
+    expect(Object.keys(r.json.errors[0].fields).sort()).toEqual(["slug", "url"]);
+  });
 });

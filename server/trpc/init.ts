@@ -1,8 +1,10 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-openapi";
-import { AppError, toPublicError } from "../domain/errors";
-import type { Context } from "./context";
+import type { z } from "zod";
+import { AppError, fromZodError, toPublicError } from "../domain/errors";
+import type { Actor, Context } from "./context";
 import { consumeTokenRequest } from "../lib/rate-limit";
+import { isObject, withRuntimeIssues, type FieldIssue } from "../lib/input";
 
 export type Meta = OpenApiMeta & {
   /** HTTP status of a successful REST answer (201 on create, 204 on delete). Default 200. */
@@ -66,3 +68,24 @@ export const adminProcedure = sessionOnlyProcedure.use(({ ctx, next }) => {
   if (!ctx.actor.isAdmin) throw new AppError("FORBIDDEN");
   return next();
 });
+
+/** A check of the raw input that needs the runtime (configuration, database, the caller). */
+export type RuntimeCheck = (ctx: Context, actor: Actor | null, raw: Record<string, unknown>) => FieldIssue[] | Promise<FieldIssue[]>;
+
+/**
+ * Runs `check` before `schema` parses the input, and answers its failures together with the
+ * schema's (decisions §3: `fields` lists every failing field, `error` is the first coded one's),
+ * instead of only once the schema passes. Use right before `.input(schema)`. The services keep
+ * their own checks (other callers reach them too); a check that throws leaves the answer to them.
+ */
+export const runtimeChecks = (schema: z.ZodTypeAny, check: RuntimeCheck) =>
+  t.middleware(async ({ ctx, rawInput, next }) => {
+    if (isObject(rawInput)) {
+      const actor = (ctx as { actor?: Actor | null }).actor ?? null;
+      const extra = await Promise.resolve()
+        .then(() => check(ctx, actor, rawInput))
+        .catch(() => []);
+      if (extra.length) throw fromZodError(await withRuntimeIssues(schema, rawInput, extra));
+    }
+    return next();
+  });

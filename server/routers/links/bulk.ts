@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { AppError, isDatabaseUnavailable, toPublicError, type Fields } from "../../domain/errors";
-import { body } from "../../lib/input";
+import { body, isObject, withRuntimeIssues } from "../../lib/input";
 import { authedProcedure } from "../../trpc/init";
 import type { Actor, Context } from "../../trpc/context";
 import { createLinkInput, linkOutput, type CreateLinkInput, type LinkDto } from "./links.schema";
 import { createLink } from "./links.service";
+import { createLinkChecks } from "./runtime-checks";
 
 export const BULK_MAX_LINKS = 100;
 
@@ -46,8 +47,10 @@ export async function bulkCreateLinks(ctx: Context, actor: Actor, input: { links
   const errors: BulkError[] = [];
   for (const [index, item] of input.links.entries()) {
     if (item instanceof InvalidItem) {
-      const parsed = createLinkInput.safeParse(item.raw);
-      errors.push(itemError(index, toPublicError(parsed.success ? new AppError("VALIDATION_FAILED") : parsed.error).body));
+      // With the checks POST /links runs before its schema, so the item lists what POST /links would.
+      const extra = isObject(item.raw) ? await createLinkChecks(ctx, actor, item.raw) : [];
+      const failure = await withRuntimeIssues(createLinkInput, item.raw, extra);
+      errors.push(itemError(index, toPublicError(failure.issues.length ? failure : new AppError("VALIDATION_FAILED")).body));
       continue;
     }
     try {

@@ -8,6 +8,7 @@ import { newLinkId } from "../../lib/ids";
 import { consume } from "../../lib/rate-limit";
 import { DOMAIN_SLUG_INDEX, SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
 import { isOnHost } from "../../lib/urls";
+import { isObject, type FieldIssue } from "../../lib/input";
 import { linkCacheKey } from "../../core/lookup";
 import type { AppServices } from "../../core/services";
 import { domainNames, usableDomain } from "../domains/domains.service";
@@ -76,26 +77,36 @@ export async function withSlug<T>(db: DbOrTx, slug: string, code: SlugConflictCo
 export const nextUpdatedAt = (previous: number, now = Date.now()) => Math.max(now, previous + 1);
 
 /** Stored URLs must not point back at the redirect domain (no loops), nor at the branded domain the link is on. */
-export function checkNoLoops(config: Config, input: Record<string, unknown>, domainName?: string | null): void {
-  const fields: Fields = {};
-  const hosts = domainName ? [config.redirectDomain, domainName] : [config.redirectDomain];
-  const check = (name: string, value: unknown, label = name) => {
+export function loopIssues(config: Config, input: Record<string, unknown>, domainName?: unknown): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const hosts = typeof domainName === "string" && domainName ? [config.redirectDomain, domainName] : [config.redirectDomain];
+  const check = (field: string, value: unknown, label = field) => {
     for (const host of hosts) {
-      if (typeof value === "string" && isOnHost(value, host)) (fields[name] ??= []).push(`${label} must not point at the redirect domain ${host}`);
+      if (typeof value === "string" && isOnHost(value, host)) issues.push({ field, message: `${label} must not point at the redirect domain ${host}` });
     }
   };
   for (const name of ["url", "expiration_url", "og_image", "avatar_url"]) check(name, input[name]);
-  const t = input.targeting as { geo?: Record<string, string>; ios?: string; android?: string } | null | undefined;
+  // Raw input too (runtimeChecks): members are not yet known to have their types.
+  const t = isObject(input.targeting) ? input.targeting : null;
   if (t) {
     check("targeting", t.ios, "targeting.ios");
     check("targeting", t.android, "targeting.android");
-    for (const [k, v] of Object.entries(t.geo ?? {})) check("targeting", v, `targeting.geo.${k}`);
+    if (isObject(t.geo)) for (const [k, v] of Object.entries(t.geo)) check("targeting", v, `targeting.geo.${k}`);
   }
-  if (Object.keys(fields).length) throw validation(fields);
+  return issues;
 }
 
-const expiryRequired = () =>
-  new AppError("EXPIRATION_URL_WITHOUT_EXPIRY", { fields: { expiration_url: ["requires expires_at, sent in the same request or already stored"] } });
+export function checkNoLoops(config: Config, input: Record<string, unknown>, domainName?: string | null): void {
+  const issues = loopIssues(config, input, domainName);
+  if (!issues.length) return;
+  const fields: Fields = {};
+  for (const i of issues) (fields[i.field] ??= []).push(i.message);
+  throw validation(fields);
+}
+
+export const EXPIRY_REQUIRED_MESSAGE = "requires expires_at, sent in the same request or already stored";
+
+const expiryRequired = () => new AppError("EXPIRATION_URL_WITHOUT_EXPIRY", { fields: { expiration_url: [EXPIRY_REQUIRED_MESSAGE] } });
 
 type NewLink = { workspaceId: string; url: string; kind?: LinkRow["kind"]; slug?: string; domainId?: string | null } & Partial<
   Pick<LinkRow, "tags" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">

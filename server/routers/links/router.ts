@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { authedProcedure, optionalAuthProcedure, router } from "../../trpc/init";
+import { authedProcedure, optionalAuthProcedure, router, runtimeChecks } from "../../trpc/init";
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
 import { createLink, deleteLink, getLink, listLinks, updateLink } from "./links.service";
 import { dashboardLinkProcedures } from "./dashboard";
 import { bulkCreateProcedure } from "./bulk";
+import { createLinkChecks, updateLinkChecks } from "./runtime-checks";
 
 const TAG = "links";
 
@@ -23,6 +24,7 @@ export const linkRouter = router({
       successStatus: 201,
       errors: [401, 409, 429],
     })
+    .use(runtimeChecks(createLinkInput, createLinkChecks))
     .input(createLinkInput)
     .output(linkOutput)
     .mutation(({ ctx, input }) => createLink(ctx, ctx.actor, input)),
@@ -72,6 +74,7 @@ export const linkRouter = router({
       },
       errors: [409],
     })
+    .use(runtimeChecks(updateLinkInput, updateLinkChecks))
     .input(updateLinkInput)
     .output(linkOutput)
     .mutation(({ ctx, input }) => updateLink(ctx.app, ctx.actor, input)),

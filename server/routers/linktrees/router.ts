@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { authedProcedure, publicProcedure, router, type Meta } from "../../trpc/init";
+import { authedProcedure, publicProcedure, router, runtimeChecks, type Meta } from "../../trpc/init";
+import { noLoopChecks } from "../links/runtime-checks";
 import {
   analyticsInput,
   analyticsOutput,
@@ -53,6 +54,7 @@ export const linktreeRouter = router({
       successStatus: 201,
       errors: [409],
     })
+    .use(runtimeChecks(createLinktreeInput, noLoopChecks))
     .input(createLinktreeInput)
     .output(linktreeOutput)
     .mutation(({ ctx, input }) => createLinktree(ctx.app, ctx.actor, input)),
@@ -73,6 +75,7 @@ export const linktreeRouter = router({
       ),
       errors: [409],
     })
+    .use(runtimeChecks(updateLinktreeInput, noLoopChecks))
     .input(updateLinktreeInput)
     .output(linktreeOutput)
     .mutation(({ ctx, input }) => updateLinktree(ctx.app, ctx.actor, input)),
@@ -103,6 +106,7 @@ export const linktreeRouter = router({
       ),
       successStatus: 201,
     })
+    .use(runtimeChecks(createItemInput, noLoopChecks))
     .input(createItemInput)
     .output(itemOutput)
     .mutation(({ ctx, input }) => createItem(ctx.app, ctx.actor, input)),
@@ -116,6 +120,7 @@ export const linktreeRouter = router({
         "Any of title, url, position (moves the item; positions stay 0..n-1) and active (inactive items are hidden from the public page). 404 when the linktree or the item is not found.",
       ),
     )
+    .use(runtimeChecks(updateItemInput, noLoopChecks))
     .input(updateItemInput)
     .output(itemOutput)
     .mutation(({ ctx, input }) => updateItem(ctx.app, ctx.actor, input)),

@@ -7,13 +7,26 @@ import { newId } from "../../lib/ids";
 import { consume } from "../../lib/rate-limit";
 import type { AppServices } from "../../core/services";
 import type { Context } from "../../trpc/context";
+import type { RuntimeCheck } from "../../trpc/init";
 import type { CreateReportInput, ReportDto } from "./reports.schema";
 import { parseReportedUrl, sameHost } from "./short-link-url";
 import { lookupDomainByHost } from "../../core/lookup";
 import { hostFromHeader } from "../../lib/hostnames";
 
-const notAShortLink = (domain: string) =>
-  new AppError("NOT_A_SHORT_LINK", { fields: { url: [`must be a short link on ${domain} or on a verified branded domain, or its slug`] } });
+const notAShortLinkMessage = (domain: string) => `must be a short link on ${domain} or on a verified branded domain, or its slug`;
+const notAShortLink = (domain: string) => new AppError("NOT_A_SHORT_LINK", { fields: { url: [notAShortLinkMessage(domain)] } });
+
+/**
+ * The report URL's host check, on the raw body (runtimeChecks): a URL of the right shape whose host
+ * is no domain served here fails alongside the body's other failures.
+ */
+export const reportUrlChecks: RuntimeCheck = async (ctx, _actor, raw) => {
+  if (typeof raw.url !== "string") return [];
+  const parsed = parseReportedUrl(raw.url);
+  // A malformed URL is the schema's failure; only a well-formed one on an unknown host is added.
+  if (!parsed || (await reportedNamespace(ctx.app, parsed.url)) !== undefined) return [];
+  return [{ field: "url", message: notAShortLinkMessage(ctx.app.config.redirectDomain), code: "NOT_A_SHORT_LINK" }];
+};
 
 /**
  * Which namespace a reported link is in: null for the redirect domain (a bare slug too), the

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { adminProcedure, publicProcedure, router } from "../../trpc/init";
+import { adminProcedure, publicProcedure, router, runtimeChecks } from "../../trpc/init";
 import { createReportInput, createReportOutput, listReportsInput, reportIdInput, reportOutput } from "./reports.schema";
-import { createReport, deleteReportedLink, dismissReport, listReports } from "./reports.service";
+import { createReport, deleteReportedLink, dismissReport, listReports, reportUrlChecks } from "./reports.service";
 
 const TAG = "reports";
 
@@ -19,6 +19,7 @@ export const reportRouter = router({
         protect: false,
       },
     })
+    .use(runtimeChecks(createReportInput, reportUrlChecks))
     .input(createReportInput)
     .output(createReportOutput)
     .mutation(({ ctx, input }) => createReport(ctx, input)),
