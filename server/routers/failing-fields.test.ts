@@ -114,6 +114,10 @@ describe("POST /links lists every failing field", () => {
   it("lists a url on the redirect domain with the schema's failures", async () => {
     for (const c of loops()) await check("POST", "/links")(...c);
   });
+
+  it("lists a domain that is not one of the workspace's with the schema's failures", async () => {
+    await check("POST", "/links")("", { url: "https://example.com/", slug: "BAD!", domain: "unknown.example" }, "INVALID_LINK_ID", ["domain", "slug"]);
+  });
 });
 
 describe("PATCH /links/{id} lists every failing field", () => {
@@ -163,6 +167,10 @@ describe("PATCH /links/{id} lists every failing field", () => {
     ],
     ["expiration_url on a link with no expiry stored, alone", { expiration_url: "https://example.com/x" }, "EXPIRATION_URL_WITHOUT_EXPIRY", ["expiration_url"]],
   ])("%s", check("PATCH", "/links/{link}"));
+
+  it("lists a domain that is not one of the workspace's with the schema's failures", async () => {
+    await check("PATCH", "/links/{link}")("", { domain: "unknown.example", og_title: "x".repeat(121) }, "VALIDATION_FAILED", ["domain", "og_title"]);
+  });
 
   it("lists a url on the redirect domain with the schema's failures", async () => {
     await check("PATCH", "/links/{link}")("", { url: `${t.redirect}/x`, og_title: "x".repeat(121) }, "VALIDATION_FAILED", ["og_title", "url"]);

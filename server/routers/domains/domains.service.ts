@@ -136,9 +136,26 @@ export async function usableDomain(tx: DbOrTx, workspaceId: string, name: string
     .where(and(eq(domains.name, name), eq(domains.workspaceId, workspaceId)))
     .limit(1)
     .for("share");
-  if (!row) throw validation({ domain: [`${name} is not a domain of this workspace; add it on the Domains page (or POST /domains) and verify it`] });
-  if (!row.verified) throw validation({ domain: [`${name} is not verified yet: publish its TXT record, then POST /domains/${row.id}/verify`] });
+  const problem = domainProblem(name, row);
+  if (problem !== null) throw validation({ domain: [problem] });
   return row;
+}
+
+/** Why a link cannot go on domain `name` of this workspace, or null when it can. */
+const domainProblem = (name: string, row: DomainRow | undefined): string | null => {
+  if (!row) return `${name} is not a domain of this workspace; add it on the Domains page (or POST /domains) and verify it`;
+  if (!row.verified) return `${name} is not verified yet: publish its TXT record, then POST /domains/${row.id}/verify`;
+  return null;
+};
+
+/** `usableDomain`'s answer without the lock, for checks made before the body is parsed. */
+export async function domainIssue(db: DbOrTx, workspaceId: string, name: string): Promise<string | null> {
+  const [row] = await db
+    .select()
+    .from(domains)
+    .where(and(eq(domains.name, name), eq(domains.workspaceId, workspaceId)))
+    .limit(1);
+  return domainProblem(name, row);
 }
 
 /** Names of these domains by id (a link's `redirect_domain`). */

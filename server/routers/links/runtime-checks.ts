@@ -1,16 +1,29 @@
 import type { FieldIssue } from "../../lib/input";
 import type { RuntimeCheck } from "../../trpc/init";
-import { EXPIRY_REQUIRED_MESSAGE, findOwnLink, loopIssues } from "./links.service";
+import type { Actor, Context } from "../../trpc/context";
+import { domainIssue } from "../domains/domains.service";
+import { EXPIRY_REQUIRED_MESSAGE, findOwnLink, loopIssues, PUBLIC_WORKSPACE_ID } from "./links.service";
 
 // The link checks that need the configuration or the stored link, run on the raw body by
 // `runtimeChecks` so their failures are listed with the schema's (decisions §3).
 
-/** POST /links (and each bulk item): no URL may point back at the redirect domain or the link's own domain. */
-export const createLinkChecks: RuntimeCheck = (ctx, _actor, raw) => loopIssues(ctx.app.config, raw, raw.domain);
+/** `domain` names a verified domain of the caller's workspace (the schema checks only its shape). */
+async function domainIssues(ctx: Context, actor: Actor | null, raw: Record<string, unknown>): Promise<FieldIssue[]> {
+  const name = raw.domain;
+  if (typeof name !== "string" || !name || name.length > 253 || name.includes("\0")) return [];
+  const problem = await domainIssue(ctx.app.db, actor?.workspaceId ?? PUBLIC_WORKSPACE_ID, name);
+  return problem === null ? [] : [{ field: "domain", message: problem }];
+}
+
+/** POST /links (and each bulk item): no URL may point back at the redirect domain or the link's own domain; the domain is usable. */
+export const createLinkChecks: RuntimeCheck = async (ctx, actor, raw) => [
+  ...loopIssues(ctx.app.config, raw, raw.domain),
+  ...(await domainIssues(ctx, actor, raw)),
+];
 
 /** PATCH /links/{id}: the loop check, and `expiration_url` on a link that has no expiry stored and gets none. */
 export const updateLinkChecks: RuntimeCheck = async (ctx, actor, raw) => {
-  const issues: FieldIssue[] = loopIssues(ctx.app.config, raw, raw.domain);
+  const issues: FieldIssue[] = [...loopIssues(ctx.app.config, raw, raw.domain), ...(await domainIssues(ctx, actor, raw))];
   const wantsFallback = typeof raw.expiration_url === "string" && raw.expires_at === undefined;
   if (wantsFallback && actor && typeof raw.id === "string") {
     const link = await findOwnLink(ctx.app.db, actor, raw.id).catch(() => null);
