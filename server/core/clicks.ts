@@ -10,6 +10,7 @@ import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
 import { isPublicIp, lookupGeo, NO_GEO, type GeoInfo } from "../lib/geo";
 import { VisitorKeys } from "./visitor-keys";
+import { ClickSpool, type Segment } from "./click-spool";
 
 export type Rule = "ios" | "android" | "geo" | "url" | "expiration_url" | "expired_404";
 
@@ -57,7 +58,8 @@ export type ClickRecorder = {
   readonly buffered: number;
 };
 
-type Pending = { kind: "click"; click: ClickRecord } | { kind: "visit"; visit: Visit; ts?: string };
+/** `seg`: the write-ahead spool segment holding it (never serialized: it is this process's). */
+type Pending = ({ kind: "click"; click: ClickRecord } | { kind: "visit"; visit: Visit; ts?: string }) & { seg?: Segment | null };
 
 export type RecorderOptions = {
   /** Longest a click waits in memory before it is written. */
@@ -69,6 +71,11 @@ export type RecorderOptions = {
    * to `DATA_DIR/click-spool` and are read back, a file at a time, once writes succeed again.
    */
   maxBuffered?: number;
+  /**
+   * The write-ahead spool (`DATA_DIR/click-wal`, see click-spool.ts): each click is appended
+   * before its answer, so a crash loses none. On by default; `false` for the in-memory buffer only.
+   */
+  spool?: boolean | { fsyncMs?: number; segmentRecords?: number; segmentMs?: number; staleMs?: number };
 };
 
 /** Whether turning this visit into a click needs a GeoIP lookup (the only async part). */
@@ -157,7 +164,18 @@ const fixTs = (p: Pending): Pending => {
   return p;
 };
 
-type Spilled = { file: string; count: number };
+/** A spill file; `segs`: the spool segments its clicks are in (none for a file of an earlier run). */
+type Spilled = { file: string; count: number; segs?: Map<Segment, number> };
+
+/** A pending click as a spool line or spill file entry: without its (in-process) segment. */
+const serializable = (p: Pending) => (p.kind === "visit" ? { kind: p.kind, visit: p.visit, ts: p.ts } : { kind: p.kind, click: p.click });
+
+/** How many clicks of each spool segment a batch holds. */
+function segmentsOf(batch: Pending[]): Map<Segment, number> {
+  const m = new Map<Segment, number>();
+  for (const p of batch) if (p.seg) m.set(p.seg, (m.get(p.seg) ?? 0) + 1);
+  return m;
+}
 
 /**
  * What a log line may say about a failed database or file write: the driver's code and message.
@@ -224,6 +242,20 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
   const maxBuffered = opts.maxBuffered ?? app.config.clickBufferMax ?? 100_000;
   const spoolDir = path.join(app.config.dataDir, "click-spool");
   const visitorKeys = new VisitorKeys(app.db);
+  let wal: ClickSpool | null = null;
+  if (opts.spool !== false) {
+    try {
+      wal = new ClickSpool(app.config.dataDir, (e, what) => walError(e, what), typeof opts.spool === "object" ? opts.spool : {});
+    } catch (e) {
+      app.log.error(logSafeError(e), "click spool unavailable; a crash may lose buffered clicks");
+    }
+  }
+  let walFailing = false;
+  /** Logged once per failing spell (a full disk would fail every append). */
+  function walError(e: unknown, what: string) {
+    if (!walFailing) app.log.error(logSafeError(e), what);
+    walFailing = true;
+  }
   visitorKeys.start((e) => app.log.warn(logSafeError(e), "visitor salt sweep failed"));
   let buffer: Pending[] = [];
   const spilled: Spilled[] = [];
@@ -255,13 +287,22 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
     if (!buffer.length) return;
     mkdirSync(spoolDir, { recursive: true });
     const file = path.join(spoolDir, `${Date.now()}-${process.pid}-${seq++}.json`);
-    writeFileSync(file, JSON.stringify(buffer.map(fixTs)));
-    spilled.push({ file, count: buffer.length });
+    writeFileSync(file, JSON.stringify(buffer.map((p) => serializable(fixTs(p)))));
+    spilled.push({ file, count: buffer.length, segs: segmentsOf(buffer) });
     spilledCount += buffer.length;
     buffer = [];
   }
 
   const push = (p: Pending) => {
+    if (wal) {
+      // Written ahead of the answer (the caller answers after this returns), its key fixed now.
+      fixTs(p);
+      p.seg = wal.append(JSON.stringify(serializable(p)), Date.now());
+      if (p.seg && walFailing) {
+        walFailing = false;
+        app.log.info("click spool writable again");
+      }
+    }
     if (buffer.length >= maxBuffered) {
       // Logged once per state change, never per click: an outage at full traffic would flood the log.
       try {
@@ -308,6 +349,8 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
         // A spill file is written whole (it is at most maxBuffered clicks) and removed after.
         for (let i = 0; i < batch.length; i += backlogRows) await writeBatch(batch.slice(i, i + backlogRows));
         if (fromFile) rmSync(fromFile.file, { force: true });
+        // Stored: the spool segments holding these clicks may go.
+        if (wal) for (const [seg, n] of fromFile ? (fromFile.segs ?? []) : segmentsOf(batch)) wal.committed(seg, n);
       } catch (e) {
         // Put it back (writes are idempotent, so a partly written spill file is fine to redo).
         if (fromFile) {
@@ -351,7 +394,28 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
     spilled.push(f);
     spilledCount += f.count;
   }
-  if (spilled.length) schedule(0);
+  // Then what a crashed run left in its write-ahead spool (already stored ones are skipped by key).
+  if (wal) adoptOrphans();
+  if (spilled.length || buffer.length) schedule(0);
+  /** Orphan spool segments (a dead run's, here or on another host) go into the buffer. */
+  function adoptOrphans() {
+    try {
+      for (const { seg, records } of wal!.takeOrphans<Pending>()) {
+        app.log.info({ clicks: records.length }, "replaying clicks from a stopped run's spool");
+        for (const p of records) {
+          p.seg = seg;
+          if (buffer.length >= maxBuffered) spill();
+          buffer.push(p);
+        }
+      }
+      gauge();
+    } catch (e) {
+      app.log.error(logSafeError(e), "click spool replay failed");
+    }
+  }
+  // Another host's instance that died is noticed by its stale heartbeat.
+  const orphanSweep = wal ? setInterval(() => (adoptOrphans(), buffer.length && schedule()), 30_000) : undefined;
+  orphanSweep?.unref();
 
   return {
     record: (click) => push({ kind: "click", click }),
@@ -362,11 +426,14 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
     },
     async close() {
       if (closed) return;
+      let stored = false;
       try {
         await drain();
+        stored = true;
       } catch {
         try {
           await drain(); // one more try before leaving them on disk
+          stored = true;
         } catch {
           try {
             spill();
@@ -378,6 +445,9 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
       } finally {
         closed = true;
         visitorKeys.stop();
+        if (orphanSweep) clearInterval(orphanSweep);
+        // Everything stored: the spool goes. Otherwise it stays for the next start, beside the spill.
+        wal?.close(stored && total() === 0);
         if (timer) clearTimeout(timer);
       }
     },

@@ -52,13 +52,14 @@ export function createVisits(app: AppServices, redirectBase: string) {
   function answer(req: IncomingMessage, res: ServerResponse, link: CachedLink, v: RequestVisitor, a: Answer, geo?: GeoInfo, shortBase = redirectBase) {
     const head = req.method === "HEAD";
     switch (a.kind) {
+      // Counted first: the click is in the spool before the visitor has the answer (a crash loses none).
       case "redirect":
-        sendRedirect(res, a.status, a.location);
         count(req, link, v, a.rule, geo);
+        sendRedirect(res, a.status, a.location);
         return outcome(a.rule);
       case "expired":
-        sendHtml(res, 404, expiredPage(), head);
         count(req, link, v, a.rule, geo);
+        sendHtml(res, 404, expiredPage(), head);
         return outcome(a.rule);
       case "card":
         sendHtml(res, 200, shareCardPage(link, redirectBase, shortBase), head);
