@@ -9,6 +9,8 @@ import { BASE62, newLinkId, randomString } from "../../lib/ids";
 import { isOnHost } from "../../lib/urls";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
+import type { RuntimeCheck } from "../../trpc/init";
+import type { FieldIssue } from "../../lib/input";
 import type { CreateDomainInput, DomainDto, UpdateDomainInput } from "./domains.schema";
 
 export type DomainRow = typeof domains.$inferSelect;
@@ -93,14 +95,31 @@ export async function verifyDomain(app: AppServices, actor: Actor, id: string): 
   return toDomainDto(done ?? (await findOwnDomain(app.db, actor, id)));
 }
 
+/** Hosts a domain's not-found page must not be on: the domain itself and the redirect domain (it could send visitors round in circles). */
+const notFoundUrlIssues = (config: Config, domainName: string, url: unknown): FieldIssue[] =>
+  [domainName, config.redirectDomain].flatMap((host) =>
+    typeof url === "string" && isOnHost(url, host) ? [{ field: "not_found_url", message: `must not point at ${host} itself` }] : [],
+  );
+
+/** POST /domains, before the schema (runtimeChecks): "not one of our own hosts" needs the configuration. */
+export const createDomainChecks: RuntimeCheck = (ctx, _actor, raw) => {
+  if (typeof raw.name !== "string" || hostNameProblems(raw.name, []).length) return [];
+  return hostNameProblems(raw.name, ownHosts(ctx.app.config)).map((message) => ({ field: "name", message }));
+};
+
+/** PATCH /domains/{id}, before the schema: the not-found page's host needs the stored domain. */
+export const updateDomainChecks: RuntimeCheck = async (ctx, actor, raw) => {
+  if (!actor || typeof raw.id !== "string" || typeof raw.not_found_url !== "string") return [];
+  const row = await findOwnDomain(ctx.app.db, actor, raw.id).catch(() => null);
+  return row ? notFoundUrlIssues(ctx.app.config, row.name, raw.not_found_url) : [];
+};
+
 export async function updateDomain(app: AppServices, actor: Actor, input: UpdateDomainInput): Promise<DomainDto> {
   const row = await app.db.transaction(async (tx) => {
     const current = await findOwnDomain(tx, actor, input.id, "update");
     if (input.not_found_url === undefined) return current;
-    // A not-found page on the domain itself (or on the redirect domain) could send visitors round in circles.
-    for (const host of [current.name, app.config.redirectDomain]) {
-      if (input.not_found_url !== null && isOnHost(input.not_found_url, host)) throw validation({ not_found_url: [`must not point at ${host} itself`] });
-    }
+    const loops = notFoundUrlIssues(app.config, current.name, input.not_found_url);
+    if (loops.length) throw validation({ not_found_url: loops.map((i) => i.message) });
     const [updated] = await tx.update(domains).set({ notFoundUrl: input.not_found_url }).where(eq(domains.id, current.id)).returning();
     return updated;
   });

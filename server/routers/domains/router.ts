@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { authedProcedure, router, type Meta } from "../../trpc/init";
+import { authedProcedure, router, runtimeChecks, type Meta } from "../../trpc/init";
 import { createDomainInput, domainIdInput, domainOutput, updateDomainInput } from "./domains.schema";
-import { createDomain, deleteDomain, listDomains, updateDomain, verifyDomain } from "./domains.service";
+import { createDomain, createDomainChecks, deleteDomain, listDomains, updateDomain, updateDomainChecks, verifyDomain } from "./domains.service";
 
 const TAG = "domains";
 const api = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, summary: string, description: string): Meta => ({
@@ -28,6 +28,7 @@ export const domainRouter = router({
       successStatus: 201,
       errors: [409],
     })
+    .use(runtimeChecks(createDomainInput, createDomainChecks))
     .input(createDomainInput)
     .output(domainOutput)
     .mutation(({ ctx, input }) => createDomain(ctx.app, ctx.actor, input)),
@@ -49,6 +50,7 @@ export const domainRouter = router({
     .meta(
       api("PATCH", "/domains/{id}", "Update a domain", "`not_found_url`: where an unknown slug and `/` on the domain redirect (302); null answers 404 there."),
     )
+    .use(runtimeChecks(updateDomainInput, updateDomainChecks))
     .input(updateDomainInput)
     .output(domainOutput)
     .mutation(({ ctx, input }) => updateDomain(ctx.app, ctx.actor, input)),
