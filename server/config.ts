@@ -19,6 +19,13 @@ const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
     .optional(),
+  /** A streaming replica for analytics and listing reads (read-routing.ts); needs DATABASE_URL. */
+  DATABASE_READ_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .optional(),
+  /** After SIGTERM, how long `/_/health` answers 503 while requests are still served, so a load balancer takes the instance out first. */
+  DRAIN_DELAY_MS: z.coerce.number().int("must be a whole number").min(0, "must be at least 0").max(60_000, "must be at most 60000").default(0),
   DATA_DIR: z.string().min(1).default("./data"),
   REDIS_URL: z
     .string()
@@ -72,6 +79,10 @@ export type Config = Readonly<{
   /** Host of the redirect domain, with port when it is not the default one. */
   redirectDomain: string;
   databaseUrl: string | undefined;
+  /** Replica for analytics and listing reads (DATABASE_READ_URL); undefined: the primary answers them. */
+  databaseReadUrl?: string;
+  /** DRAIN_DELAY_MS: health answers 503 this long after SIGTERM before the listeners close. */
+  drainDelayMs?: number;
   dataDir: string;
   redisUrl: string | undefined;
   smtpUrl: string | undefined;
@@ -119,6 +130,9 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       throw new ConfigError(`Invalid configuration:\n  REDIRECT_URL: must not share its host and port with ${name} (${redirectUrl.host})`);
     }
   }
+  if (e.DATABASE_READ_URL && !e.DATABASE_URL) {
+    throw new ConfigError("Invalid configuration:\n  DATABASE_READ_URL: needs DATABASE_URL (a replica of the embedded database does not exist)");
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   return Object.freeze({
     appUrl: new URL(e.APP_URL),
@@ -126,6 +140,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     redirectUrl,
     redirectDomain: redirectUrl.host,
     databaseUrl: e.DATABASE_URL,
+    databaseReadUrl: e.DATABASE_READ_URL,
+    drainDelayMs: e.DRAIN_DELAY_MS,
     dataDir,
     redisUrl: e.REDIS_URL,
     smtpUrl: e.SMTP_URL,

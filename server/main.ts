@@ -36,13 +36,18 @@ async function main() {
       app.log.error("drain timed out");
       process.exit(1);
     }, 15_000);
-    force.unref();
     try {
+      // A load balancer's health check sees 503 and takes this instance out while it still answers.
+      app.draining = true;
+      if (config.drainDelayMs) await new Promise((r) => setTimeout(r, config.drainDelayMs));
+      force.refresh(); // the 15 s for closing start now
+      force.unref();
       await running.close(); // stop accepting, finish in-flight requests
       await imports.stop(); // finish the import batch in progress, give the job back
       await app.clicks?.close(); // flush buffered clicks
       await app.limits.close();
       app.mail.close();
+      await app.reads.close();
       await database.close();
       app.log.info("stopped");
       process.exit(0);

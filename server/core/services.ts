@@ -8,6 +8,7 @@ import { createMetrics, type Metrics } from "../lib/metrics";
 import { LruCache } from "../lib/lru";
 import type { CacheEntry, DomainEntry } from "./lookup";
 import { startClickRecorder, type ClickRecorder } from "./clicks";
+import { createReadRouting, type ReadRouting } from "./read-routing";
 
 export const LINK_CHANNEL = "link_changed";
 /** Payload on LINK_CHANNEL meaning "branded domains changed" (no slug or cache key has a `!`). */
@@ -18,6 +19,10 @@ export type AppServices = {
   config: Config;
   database: Database;
   db: Db;
+  /** Analytics and listing reads: the replica of DATABASE_READ_URL, or the primary (read-routing.ts). */
+  reads: ReadRouting;
+  /** Set on SIGTERM: `/_/health` answers 503 so a load balancer stops sending requests here. */
+  draining?: boolean;
   lucia: AppLucia;
   limits: RateLimits;
   mail: Mailer;
@@ -46,15 +51,18 @@ export async function createServices(
   const log = opts.logger ?? createLogger(config.logLevel);
   const linkCache = new LruCache<CacheEntry>(opts.cacheSize ?? 50_000);
   const domainCache = new LruCache<DomainEntry>(10_000);
+  const metrics = createMetrics();
+  const reads = await createReadRouting({ primary: database, replicaUrl: config.databaseReadUrl, redisUrl: config.redisUrl, log, metrics });
   const services: AppServices = {
     config,
     database,
     db: database.db,
+    reads,
     lucia: createLucia(database.db, config),
     limits: createRateLimits(config.redisUrl, opts.rateLimitPrefix),
     mail: createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, log }),
     log,
-    metrics: createMetrics(),
+    metrics,
     linkCache,
     async invalidateSlugs(slugs) {
       for (const s of slugs) linkCache.delete(s);

@@ -14,6 +14,8 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
   const ogImages = new OgImageCache();
 
   r.get("/_/health", async (_req, res) => {
+    // After SIGTERM (main.ts): out of the load balancer's rotation while requests still finish.
+    if (app.draining) return void res.status(503).setHeader("Cache-Control", "no-store").json({ status: "draining" });
     let db = "ok";
     try {
       await app.database.ping();

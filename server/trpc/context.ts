@@ -1,4 +1,5 @@
 import type { Request, Response } from "express";
+import type { Db } from "../../db/client";
 import type { AppServices } from "../core/services";
 import { resolveAuth, type AuthResult } from "../core/auth";
 import type { Actor, RequestInfo, ResponseSink } from "../domain/types";
@@ -11,18 +12,36 @@ export type Context = {
   res: ResponseSink;
   /** Resolves the credential once per request (lazy: public procedures never pay for it). */
   auth(): Promise<AuthResult>;
+  /**
+   * A read of the caller's workspace that may go to the read replica (analytics, listings); it
+   * goes to the primary while the caller's own write is not replayed there (core/read-routing.ts).
+   */
+  read<T>(fn: (db: Db) => Promise<T>): Promise<T>;
 };
 
-/** A context without an HTTP framework: tests, the CLI and Remix loaders build one directly. */
-export function createContextInner(app: AppServices, req?: Partial<RequestInfo>, res?: ResponseSink): Context {
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * A context without an HTTP framework: tests, the CLI and Remix loaders build one directly.
+ * `whenAnswered` reports when the response is done (HTTP), which ends the read-your-writes
+ * `pending` mark of a write; without it the mark lasts until it expires (reads then stay on the primary).
+ */
+export function createContextInner(app: AppServices, req?: Partial<RequestInfo>, res?: ResponseSink, whenAnswered?: (done: () => void) => void): Context {
   const request: RequestInfo = { method: req?.method ?? "GET", headers: req?.headers ?? {}, ip: req?.ip ?? "127.0.0.1" };
   const sink: ResponseSink = res ?? { setHeader() {}, appendHeader() {} };
   let memo: Promise<AuthResult> | undefined;
+  const auth = () =>
+    (memo ??= resolveAuth(app, request, sink).then(async (result) => {
+      // Any authenticated request that may write marks its workspace before the write runs.
+      if (result.actor && !SAFE_METHODS.has(request.method.toUpperCase())) whenAnswered?.(await app.reads.writeStarted(result.actor.workspaceId));
+      return result;
+    }));
   return {
     app,
     req: request,
     res: sink,
-    auth: () => (memo ??= resolveAuth(app, request, sink)),
+    auth,
+    read: async (fn) => app.reads.run((await auth()).actor?.workspaceId ?? null, fn),
   };
 }
 
@@ -40,5 +59,6 @@ export function createHttpContext(app: AppServices) {
           if (!res.headersSent) res.appendHeader(n, v);
         },
       },
+      (done) => res.once("close", done),
     );
 }

@@ -27,7 +27,8 @@ export const analyticsRouter = router({
     })
     .input(linkAnalyticsInput)
     .output(linkAnalyticsOutput)
-    .query(({ ctx, input }) => linkAnalytics(ctx.app, ctx.actor, input.id, { from: input.from, to: input.to })),
+    // Analytics reads may go to the read replica (DATABASE_READ_URL): the services read `app.db`.
+    .query(({ ctx, input }) => ctx.read((db) => linkAnalytics({ ...ctx.app, db }, ctx.actor, input.id, { from: input.from, to: input.to }))),
 
   workspace: authedProcedure
     .meta({
@@ -42,7 +43,7 @@ export const analyticsRouter = router({
     })
     .input(workspaceAnalyticsInput)
     .output(workspaceAnalyticsOutput)
-    .query(({ ctx, input }) => workspaceAnalytics(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to })),
+    .query(({ ctx, input }) => ctx.read((db) => workspaceAnalytics({ ...ctx.app, db }, ctx.actor, input.link_id, { from: input.from, to: input.to }))),
 
   // Dashboard only (no REST path): unique visitors are not part of service.md's answers.
   daily: authedProcedure

@@ -156,13 +156,16 @@ export async function createLink(ctx: Context, actor: Actor | null, input: Creat
   return toLinkDto(row, app.config, domainName);
 }
 
+/** A listing read: the read replica when one is set and has the workspace's own writes (read-routing.ts). */
 export async function listLinks(app: AppServices, actor: Actor): Promise<LinkDto[]> {
-  const rows = await app.db
-    .select()
-    .from(links)
-    .where(and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"), isNull(links.deletedAt)))
-    .orderBy(desc(links.createdAt), desc(links.id));
-  return linkDtos(app.db, app.config, rows);
+  return app.reads.run(actor.workspaceId, async (db) => {
+    const rows = await db
+      .select()
+      .from(links)
+      .where(and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"), isNull(links.deletedAt)))
+      .orderBy(desc(links.createdAt), desc(links.id));
+    return linkDtos(db, app.config, rows);
+  });
 }
 
 /** A link of the actor's workspace (deleted ones included), or 404. */

@@ -15,8 +15,9 @@ export type Instance = {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 };
 
-export async function startInstance(env: Record<string, string>): Promise<Instance> {
-  const [appPort, redirectPort] = [await freePort(), await freePort()];
+/** `ports`: listen where a stopped instance listened (a restart behind a load balancer); default free ones. */
+export async function startInstance(env: Record<string, string>, ports: { app?: number; redirect?: number } = {}): Promise<Instance> {
+  const [appPort, redirectPort] = [ports.app ?? (await freePort()), ports.redirect ?? (await freePort())];
   const appUrl = `http://127.0.0.1:${appPort}`;
   const redirect = `http://127.0.0.1:${redirectPort}`;
   const proc = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
