@@ -20,14 +20,14 @@ const MAX_TS = 9_999_999_999_999;
 const tsKey = (ms: number) => `${String(Math.min(Math.max(ms, 0), MAX_TS)).padStart(13, "0")}#`;
 
 /** Normalised half-open [lo, hi) ms bounds, or null when the range is empty. */
-function bounds(range: Range): { lo: number; hi: number } | null {
+export function bounds(range: Range): { lo: number; hi: number } | null {
   const lo = Math.max(range.from ?? 0, 0);
   const hi = Math.min(range.to ?? MAX_TS - 1, MAX_TS - 1) + 1;
   return lo < hi ? { lo, hi } : null;
 }
 
 /** Clicks of `[lo, hi)` as a condition on the primary key. */
-const tsBetween = (lo: number, hi: number) => and(gte(clicks.ts, tsKey(lo)), lt(clicks.ts, tsKey(hi)))!;
+export const tsBetween = (lo: number, hi: number) => and(gte(clicks.ts, tsKey(lo)), lt(clicks.ts, tsKey(hi)))!;
 
 /** Which links: explicit ids, or a subquery selecting `id` (for a whole workspace). */
 export type LinkIds = string[] | SQLWrapper;
@@ -180,7 +180,7 @@ export async function workspaceAnalytics(
  * The short links `/analytics` covers: every one of the workspace (deleted ones included,
  * linktree-owned ones excluded), or the one `linkId`, which must be such a link (else 404).
  */
-async function workspaceLinkIds(app: AppServices, actor: Actor, linkId: string | undefined): Promise<{ ids: LinkIds }> {
+export async function workspaceLinkIds(app: AppServices, actor: Actor, linkId: string | undefined): Promise<{ ids: LinkIds }> {
   const own = and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"));
   if (linkId !== undefined) {
     const [one] = await app.db

@@ -8,6 +8,8 @@ import {
   workspaceAnalyticsOutput,
 } from "./analytics.schema";
 import { dailyVisitors, exportClicks, linkAnalytics, workspaceAnalytics } from "./analytics.service";
+import { dashboard } from "./dashboard";
+import { dashboardInput, dashboardOutput } from "./dashboard.schema";
 
 const TAG = "analytics";
 const RANGE_DOC =
@@ -55,4 +57,10 @@ export const analyticsRouter = router({
     .input(workspaceAnalyticsInput)
     .output(exportClicksOutput)
     .query(async ({ ctx, input }) => ({ clicks: await exportClicks(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to }) })),
+
+  // Dashboard only (no REST path): series in the viewer's time zone, comparison, cross-filtered breakdowns.
+  dashboard: authedProcedure
+    .input(dashboardInput)
+    .output(dashboardOutput)
+    .query(({ ctx, input }) => dashboard(ctx.app, ctx.actor, input)),
 });
