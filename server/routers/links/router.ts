@@ -3,6 +3,7 @@ import { authedProcedure, optionalAuthProcedure, router, runtimeChecks } from ".
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
 import { createLink, deleteLink, getLink, listLinks, updateLink } from "./links.service";
 import { dashboardLinkProcedures } from "./dashboard";
+import { listLinkProcedures } from "./list";
 import { bulkCreateProcedure } from "./bulk";
 import { createLinkChecks, updateLinkChecks } from "./runtime-checks";
 
@@ -10,6 +11,7 @@ const TAG = "links";
 
 export const linkRouter = router({
   ...dashboardLinkProcedures,
+  ...listLinkProcedures,
 
   create: optionalAuthProcedure
     .meta({

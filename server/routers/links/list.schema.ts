@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { text } from "../../lib/input";
+import { expiresAtSchema, linkIdSchema, linkOutput, MAX_TAGS, strictNumber, TAG_RE } from "./links.schema";
+
+// The dashboard's links list (issue 15): no openapi meta, so REST `GET /links` keeps its shape.
+
+export const LIST_PAGE_SIZE = 50;
+/** Days of the sparkline, oldest first, the last one being today (UTC). */
+export const SPARK_DAYS = 14;
+/** Links one bulk action may touch: a page and then some. */
+export const MAX_BULK = 100;
+
+export const LIST_SORTS = ["newest", "clicks"] as const;
+export const LIST_STATUSES = ["active", "expired", "password", "targeting", "share_card"] as const;
+export type ListSort = (typeof LIST_SORTS)[number];
+export type ListStatus = (typeof LIST_STATUSES)[number];
+
+const tagSchema = text().regex(TAG_RE, "must be 1-24 characters of 0-9, a-z and -");
+
+export const listInput = z
+  .object({
+    sort: z.enum(LIST_SORTS).default("newest"),
+    /** Part of a slug, destination URL or share-card title. */
+    q: text().max(200).optional(),
+    /** A tag no link has yet is no error: the page is empty. */
+    tag: tagSchema.optional(),
+    /** A branded domain's name, or the default redirect domain's. */
+    domain: text().max(253).optional(),
+    status: z.enum(LIST_STATUSES).optional(),
+    page: strictNumber(z.number().int().min(1).max(100_000)).default(1),
+  })
+  .strict();
+export type ListInput = z.output<typeof listInput>;
+
+export const linkClicks = z.object({
+  total: z.number().int(),
+  last_7_days: z.number().int(),
+  /** Clicks per UTC day, `SPARK_DAYS` of them, oldest first; the last is today. */
+  daily: z.array(z.number().int()),
+});
+
+export const listedLink = linkOutput.extend({ clicks: linkClicks });
+export type ListedLink = z.output<typeof listedLink>;
+
+export const listOutput = z.object({
+  links: z.array(listedLink),
+  page: z.number().int(),
+  per_page: z.number().int(),
+  /** Links matching the filters, over all pages. */
+  total: z.number().int(),
+  pages: z.number().int(),
+  /** For the filter controls: every tag of the workspace, and every domain its links can be on. */
+  tags: z.array(z.string()),
+  domains: z.array(z.string()),
+});
+export type ListOutput = z.output<typeof listOutput>;
+
+const ids = z
+  .array(linkIdSchema)
+  .min(1, "select at least one link")
+  .max(MAX_BULK, `at most ${MAX_BULK} links at once`)
+  .transform((a) => [...new Set(a)]);
+
+export const bulkTagInput = z
+  .object({
+    ids,
+    add: z.array(tagSchema).max(MAX_TAGS).default([]),
+    remove: z.array(tagSchema).max(MAX_TAGS).default([]),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    if (!v.add.length && !v.remove.length) ctx.addIssue({ code: "custom", path: ["add"], message: "give a tag to add or remove" });
+  });
+
+export const bulkExpiryInput = z.object({ ids, expires_at: expiresAtSchema.nullable() }).strict();
+export const bulkIdsInput = z.object({ ids }).strict();
+export const bulkOutput = z.object({ updated: z.number().int() });

@@ -1,0 +1,251 @@
+import { and, arrayContains, asc, count, desc, eq, gte, ilike, inArray, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import type { Db, DbOrTx } from "../../../db/client";
+import { clickRollups, domains, links } from "../../../db/schema";
+import { AppError, validation } from "../../domain/errors";
+import type { AppServices } from "../../core/services";
+import type { Actor } from "../../trpc/context";
+import { authedProcedure } from "../../trpc/init";
+import { linkCacheKey } from "../../core/lookup";
+import { countClicks } from "../analytics/analytics.service";
+import { MAX_TAGS } from "./links.schema";
+import { findOwnLink, linkDtos, nextUpdatedAt, softDeleteLink, type LinkRow } from "./links.service";
+import {
+  bulkExpiryInput,
+  bulkIdsInput,
+  bulkOutput,
+  bulkTagInput,
+  LIST_PAGE_SIZE,
+  listInput,
+  listOutput,
+  SPARK_DAYS,
+  type ListInput,
+  type ListOutput,
+  type ListStatus,
+} from "./list.schema";
+
+const DAY_MS = 86_400_000;
+
+/** `%` and `_` typed by the user are literal characters, not wildcards. */
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => "\\" + c);
+
+const STATUS: Record<ListStatus, (now: number) => SQL> = {
+  active: (now) => or(isNull(links.expiresAt), sql`${links.expiresAt} > ${now}`)!,
+  expired: (now) => lte(links.expiresAt, now),
+  password: () => isNotNull(links.passwordHash),
+  targeting: () => isNotNull(links.targeting),
+  share_card: () => or(isNotNull(links.ogTitle), isNotNull(links.ogDescription), isNotNull(links.ogImage))!,
+};
+
+/** The workspace's live links of kind `link`: what the list shows before any filter. */
+const ownLinks = (workspaceId: string) => and(eq(links.workspaceId, workspaceId), eq(links.kind, "link"), isNull(links.deletedAt))!;
+
+/** Conditions of the filters, or null when they can match nothing (a domain the workspace does not have). */
+async function filterConditions(db: Db, app: AppServices, workspaceId: string, input: ListInput, now: number): Promise<SQL[] | null> {
+  const where = [ownLinks(workspaceId)];
+  const q = input.q?.trim();
+  if (q) {
+    const like = `%${likeEscape(q)}%`;
+    where.push(or(ilike(links.slug, like), ilike(links.url, like), ilike(links.ogTitle, like))!);
+  }
+  if (input.tag) where.push(arrayContains(links.tags, [input.tag]));
+  if (input.status) where.push(STATUS[input.status](now));
+  if (input.domain !== undefined) {
+    if (input.domain === app.config.redirectDomain) where.push(isNull(links.domainId));
+    else {
+      const [d] = await db
+        .select({ id: domains.id })
+        .from(domains)
+        .where(and(eq(domains.workspaceId, workspaceId), eq(domains.name, input.domain)))
+        .limit(1);
+      if (!d) return null;
+      where.push(eq(links.domainId, d.id));
+    }
+  }
+  return where;
+}
+
+/** Clicks per UTC day of `SPARK_DAYS` days ending today, from the hourly rollups (days are whole hours, so exact). */
+async function dailyClicks(db: Db, ids: string[], now: number): Promise<Map<string, number[]>> {
+  const today = Math.floor(now / DAY_MS);
+  const first = (today - SPARK_DAYS + 1) * DAY_MS;
+  const out = new Map(ids.map((id) => [id, new Array<number>(SPARK_DAYS).fill(0)]));
+  if (!ids.length) return out;
+  // A literal divisor: GROUP BY must repeat the select expression exactly, and a bind parameter is not.
+  const day = sql<number>`(${clickRollups.hour} / ${sql.raw(String(DAY_MS))})::int`.mapWith(Number);
+  const rows = await db
+    .select({ linkId: clickRollups.linkId, day, n: sql<number>`sum(${clickRollups.count})`.mapWith(Number) })
+    .from(clickRollups)
+    .where(and(inArray(clickRollups.linkId, ids), gte(clickRollups.hour, first)))
+    .groupBy(clickRollups.linkId, day);
+  for (const r of rows) {
+    const i = r.day - (today - SPARK_DAYS + 1);
+    const series = out.get(r.linkId);
+    if (series && i >= 0 && i < SPARK_DAYS) series[i] += r.n;
+  }
+  return out;
+}
+
+/**
+ * One page of the dashboard's links list: filters, search, sort by newest or by all-time clicks,
+ * pages of `LIST_PAGE_SIZE` by offset (the workspace index orders "newest"; "clicks" sums the
+ * workspace's hourly rollups once). Counts are exact: all-time and 7-day counts are analytics'
+ * own `countClicks`; the sparkline sums whole-day rollups.
+ */
+export async function listDashboardLinks(app: AppServices, actor: Actor, input: ListInput, now = Date.now()): Promise<ListOutput> {
+  return app.reads.run(actor.workspaceId, async (db) => {
+    const ws = actor.workspaceId;
+    const [tagRows, domainRows] = [
+      await db
+        .selectDistinct({ tag: sql<string>`unnest(${links.tags})` })
+        .from(links)
+        .where(ownLinks(ws)),
+      await db.select({ name: domains.name }).from(domains).where(eq(domains.workspaceId, ws)).orderBy(asc(domains.name)),
+    ];
+    const meta = {
+      per_page: LIST_PAGE_SIZE,
+      page: input.page,
+      tags: tagRows.map((r) => r.tag).sort(),
+      domains: [app.config.redirectDomain, ...domainRows.map((d) => d.name)],
+    };
+    const where = await filterConditions(db, app, ws, input, now);
+    if (!where) return { ...meta, links: [], total: 0, pages: 0 };
+    const [{ total }] = await db
+      .select({ total: count() })
+      .from(links)
+      .where(and(...where));
+    const offset = (input.page - 1) * LIST_PAGE_SIZE;
+    let rows: LinkRow[] = [];
+    if (offset < total) {
+      if (input.sort === "clicks") {
+        // All-time clicks of every link of the workspace: the sum of its hourly rollups (`countClicks` without a range).
+        const totals = db
+          .select({ linkId: clickRollups.linkId, n: sql<number>`sum(${clickRollups.count})`.as("n") })
+          .from(clickRollups)
+          .where(inArray(clickRollups.linkId, db.select({ id: links.id }).from(links).where(eq(links.workspaceId, ws))))
+          .groupBy(clickRollups.linkId)
+          .as("totals");
+        const found = await db
+          .select({ link: links })
+          .from(links)
+          .leftJoin(totals, eq(totals.linkId, links.id))
+          .where(and(...where))
+          .orderBy(sql`coalesce(${totals.n}, 0) desc`, desc(links.createdAt), desc(links.id))
+          .limit(LIST_PAGE_SIZE)
+          .offset(offset);
+        rows = found.map((r) => r.link);
+      } else {
+        rows = await db
+          .select()
+          .from(links)
+          .where(and(...where))
+          .orderBy(desc(links.createdAt), desc(links.id))
+          .limit(LIST_PAGE_SIZE)
+          .offset(offset);
+      }
+    }
+    const ids = rows.map((r) => r.id);
+    const all = await countClicks(db, ids);
+    const week = await countClicks(db, ids, now - 7 * DAY_MS, now);
+    const daily = await dailyClicks(db, ids, now);
+    const dtos = await linkDtos(db, app.config, rows);
+    return {
+      ...meta,
+      total,
+      pages: Math.ceil(total / LIST_PAGE_SIZE),
+      links: dtos.map((l) => ({ ...l, clicks: { total: all.get(l.id) ?? 0, last_7_days: week.get(l.id) ?? 0, daily: daily.get(l.id) ?? [] } })),
+    };
+  });
+}
+
+/**
+ * Locks the links `ids` of the actor's workspace, in id order (two bulk actions cannot deadlock),
+ * with the single-link checks: another workspace's or a deleted link is 404 (naming them), a
+ * linktree's is refused. `allowDeleted`: delete answers again for what is already deleted.
+ */
+async function lockOwnLinks(tx: DbOrTx, actor: Actor, ids: string[], allowDeleted = false): Promise<LinkRow[]> {
+  const rows: LinkRow[] = [];
+  const missing: string[] = [];
+  for (const id of [...ids].sort()) {
+    try {
+      const row = await findOwnLink(tx, actor, id, true);
+      if (row.deletedAt !== null && !allowDeleted) missing.push(id);
+      else rows.push(row);
+    } catch (e) {
+      if (e instanceof AppError && e.publicCode === "NOT_FOUND") missing.push(id);
+      else throw e;
+    }
+  }
+  if (missing.length) throw new AppError("NOT_FOUND", { message: `no such link in this workspace: ${missing.join(", ")}` });
+  if (rows.some((r) => r.kind !== "link")) throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
+  return rows;
+}
+
+/** Runs a bulk write in one transaction, then drops the changed links from the redirect cache. */
+async function bulkWrite(app: AppServices, write: (tx: DbOrTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
+  const changed = await app.db.transaction(write);
+  if (changed.length) await app.invalidateSlugs([...new Set(changed.map((r) => linkCacheKey(r.domainId, r.slug)))]);
+  return { updated: changed.length };
+}
+
+/** Adds and removes tags on every link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
+export async function bulkTag(app: AppServices, actor: Actor, input: { ids: string[]; add: string[]; remove: string[] }) {
+  return bulkWrite(app, async (tx) => {
+    const rows = await lockOwnLinks(tx, actor, input.ids);
+    const drop = new Set(input.remove);
+    const next = rows.map((r) => ({ row: r, tags: [...new Set([...(r.tags ?? []), ...input.add])].filter((t) => !drop.has(t)).sort() }));
+    const over = next.filter((n) => n.tags.length > MAX_TAGS);
+    if (over.length) {
+      throw validation({ add: [`at most ${MAX_TAGS} tags per link; ${over.map((n) => `${n.row.slug} would have ${n.tags.length}`).join(", ")}`] });
+    }
+    const changed = next.filter((n) => n.tags.join(",") !== (n.row.tags ?? []).join(","));
+    for (const { row, tags } of changed)
+      await tx
+        .update(links)
+        .set({ tags, updatedAt: nextUpdatedAt(row.updatedAt) })
+        .where(eq(links.id, row.id));
+    return changed.map((n) => n.row);
+  });
+}
+
+/** Sets (or clears) the expiry of every link; clearing it clears its fallback URL too (decisions §3), as a single edit does. */
+export async function bulkExpiry(app: AppServices, actor: Actor, input: { ids: string[]; expires_at: number | null }) {
+  return bulkWrite(app, async (tx) => {
+    const rows = await lockOwnLinks(tx, actor, input.ids);
+    for (const row of rows) {
+      const set: Partial<LinkRow> = { expiresAt: input.expires_at, updatedAt: nextUpdatedAt(row.updatedAt) };
+      if (input.expires_at === null) set.expirationUrl = null;
+      await tx.update(links).set(set).where(eq(links.id, row.id));
+    }
+    return rows;
+  });
+}
+
+/** Soft-deletes every link, as DELETE /links/{id} does one. */
+export async function bulkDelete(app: AppServices, actor: Actor, input: { ids: string[] }) {
+  return bulkWrite(app, async (tx) => {
+    const rows = await lockOwnLinks(tx, actor, input.ids, true);
+    const deleted: LinkRow[] = [];
+    for (const row of rows) if (await softDeleteLink(tx, row)) deleted.push(row);
+    return deleted;
+  });
+}
+
+// Dashboard-only (no openapi meta): REST `GET /links` keeps its documented shape.
+export const listLinkProcedures = {
+  dashboardList: authedProcedure
+    .input(listInput)
+    .output(listOutput)
+    .query(({ ctx, input }) => listDashboardLinks(ctx.app, ctx.actor, input)),
+  bulkTag: authedProcedure
+    .input(bulkTagInput)
+    .output(bulkOutput)
+    .mutation(({ ctx, input }) => bulkTag(ctx.app, ctx.actor, input)),
+  bulkExpiry: authedProcedure
+    .input(bulkExpiryInput)
+    .output(bulkOutput)
+    .mutation(({ ctx, input }) => bulkExpiry(ctx.app, ctx.actor, input)),
+  bulkDelete: authedProcedure
+    .input(bulkIdsInput)
+    .output(bulkOutput)
+    .mutation(({ ctx, input }) => bulkDelete(ctx.app, ctx.actor, input)),
+};
