@@ -8,9 +8,11 @@ import {
   Outlet,
   Scripts,
   ScrollRestoration,
+  useLocation,
   useRouteError,
   useRouteLoaderData,
 } from "@remix-run/react";
+import { useEffect, useRef, useState } from "react";
 import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import styles from "./tailwind.css";
 import { useNonce } from "./lib/nonce";
@@ -40,6 +42,9 @@ export async function loader({ context }: LoaderFunctionArgs): Promise<RootData>
   return { env, viewer };
 }
 
+/** The browser's time zone for the server (analytics days and hours are the viewer's); UTC without it. */
+const TZ_SCRIPT = `try{document.cookie="tz="+encodeURIComponent(Intl.DateTimeFormat().resolvedOptions().timeZone)+";path=/;max-age=31536000;samesite=lax"}catch(e){}`;
+
 export function Layout({ children }: { children: React.ReactNode }) {
   const nonce = useNonce();
   return (
@@ -50,6 +55,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
         <meta name="color-scheme" content="light dark" />
         <Meta />
         <Links />
+        <script nonce={nonce} suppressHydrationWarning dangerouslySetInnerHTML={{ __html: TZ_SCRIPT }} />
       </head>
       <body className="min-h-screen">
         <a
@@ -69,63 +75,104 @@ export function Layout({ children }: { children: React.ReactNode }) {
 const navClass = ({ isActive }: { isActive: boolean }) =>
   `rounded-md px-2 py-1 text-sm font-medium no-underline hover:no-underline ${isActive ? "bg-slate-200 text-slate-900 dark:bg-slate-800 dark:text-white" : "text-slate-700 hover:bg-slate-100 dark:text-slate-300 dark:hover:bg-slate-800"}`;
 
+function NavItems({ viewer }: { viewer: Viewer | null }) {
+  return viewer ? (
+    <>
+      <NavLink to="/links" className={navClass}>
+        Links
+      </NavLink>
+      <NavLink to="/analytics" className={navClass}>
+        Analytics
+      </NavLink>
+      <NavLink to="/linktrees" className={navClass}>
+        Linktrees
+      </NavLink>
+      <NavLink to="/domains" className={navClass}>
+        Domains
+      </NavLink>
+      <NavLink to="/settings" className={navClass}>
+        Settings
+      </NavLink>
+      {viewer.isAdmin ? (
+        <NavLink to="/admin/reports" className={navClass}>
+          Reports
+        </NavLink>
+      ) : null}
+    </>
+  ) : (
+    <>
+      <NavLink to="/docs" reloadDocument className={navClass}>
+        API
+      </NavLink>
+      <NavLink to="/report" className={navClass}>
+        Report abuse
+      </NavLink>
+    </>
+  );
+}
+
+function Account({ viewer }: { viewer: Viewer | null }) {
+  return viewer ? (
+    <div className="flex items-center gap-2">
+      {viewer.avatarUrl ? <img src={viewer.avatarUrl} alt="" width={28} height={28} className="h-7 w-7 rounded-full object-cover" /> : null}
+      <span className="max-w-[14rem] truncate text-sm text-slate-700 dark:text-slate-300">{viewer.name || viewer.email}</span>
+      <Form method="post" action="/logout">
+        <button type="submit" className="btn-ghost">
+          Sign out
+        </button>
+      </Form>
+    </div>
+  ) : (
+    <Link to="/login" className="btn-primary">
+      Sign in
+    </Link>
+  );
+}
+
+/**
+ * At phone width the navigation folds into a menu: a <details> disclosure, so it opens without
+ * JavaScript too; once hydrated, the summary says whether it is open (aria-expanded) and a page
+ * change closes it.
+ */
+function PhoneMenu({ viewer }: { viewer: Viewer | null }) {
+  const ref = useRef<HTMLDetailsElement>(null);
+  const [open, setOpen] = useState(false);
+  const { key } = useLocation();
+  useEffect(() => {
+    if (ref.current) ref.current.open = false;
+  }, [key]);
+  return (
+    <details ref={ref} className="relative ml-auto md:hidden" onToggle={(e) => setOpen(e.currentTarget.open)} data-testid="phone-menu">
+      <summary className="btn-secondary cursor-pointer list-none [&::-webkit-details-marker]:hidden" aria-expanded={open} aria-controls="phone-nav">
+        <span aria-hidden="true">☰</span> Menu
+      </summary>
+      <div
+        id="phone-nav"
+        className="absolute right-0 z-40 mt-2 flex w-64 flex-col gap-3 rounded-lg border border-slate-200 bg-white p-3 shadow-lg dark:border-slate-700 dark:bg-slate-900"
+      >
+        <nav aria-label="Main" className="flex flex-col gap-1">
+          <NavItems viewer={viewer} />
+        </nav>
+        <Account viewer={viewer} />
+      </div>
+    </details>
+  );
+}
+
 function Header({ viewer }: { viewer: Viewer | null }) {
   return (
     <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
-      <div className="mx-auto flex max-w-6xl flex-wrap items-center gap-x-4 gap-y-2 px-4 py-3">
+      <div className="mx-auto flex max-w-6xl items-center gap-x-4 gap-y-2 px-4 py-3">
         <Link to={viewer ? "/links" : "/"} className="mr-2 text-lg font-bold text-slate-900 no-underline dark:text-white">
           <img src="/favicon.svg" alt="" width={24} height={24} className="mr-1 inline-block h-6 w-6 align-[-5px]" /> Links
         </Link>
-        <nav aria-label="Main" className="flex flex-1 flex-wrap items-center gap-1">
-          {viewer ? (
-            <>
-              <NavLink to="/links" className={navClass}>
-                Links
-              </NavLink>
-              <NavLink to="/analytics" className={navClass}>
-                Analytics
-              </NavLink>
-              <NavLink to="/linktrees" className={navClass}>
-                Linktrees
-              </NavLink>
-              <NavLink to="/domains" className={navClass}>
-                Domains
-              </NavLink>
-              <NavLink to="/settings" className={navClass}>
-                Settings
-              </NavLink>
-              {viewer.isAdmin ? (
-                <NavLink to="/admin/reports" className={navClass}>
-                  Reports
-                </NavLink>
-              ) : null}
-            </>
-          ) : (
-            <>
-              <NavLink to="/docs" reloadDocument className={navClass}>
-                API
-              </NavLink>
-              <NavLink to="/report" className={navClass}>
-                Report abuse
-              </NavLink>
-            </>
-          )}
+        <nav aria-label="Main" className="hidden flex-1 flex-wrap items-center gap-1 md:flex">
+          <NavItems viewer={viewer} />
         </nav>
-        {viewer ? (
-          <div className="flex items-center gap-2">
-            {viewer.avatarUrl ? <img src={viewer.avatarUrl} alt="" width={28} height={28} className="h-7 w-7 rounded-full object-cover" /> : null}
-            <span className="hidden max-w-[14rem] truncate text-sm text-slate-600 dark:text-slate-400 sm:inline">{viewer.name || viewer.email}</span>
-            <Form method="post" action="/logout">
-              <button type="submit" className="btn-ghost">
-                Sign out
-              </button>
-            </Form>
-          </div>
-        ) : (
-          <Link to="/login" className="btn-primary">
-            Sign in
-          </Link>
-        )}
+        <div className="hidden md:block">
+          <Account viewer={viewer} />
+        </div>
+        <PhoneMenu viewer={viewer} />
       </div>
     </header>
   );

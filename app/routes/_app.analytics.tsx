@@ -1,84 +1,116 @@
 import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { Form, Link, useLoaderData, useSubmit } from "@remix-run/react";
+import { Form, Link, useLoaderData, useLocation } from "@remix-run/react";
 import { ClicksChart } from "../components/ClicksChart";
 import { PageHeader } from "../components/ui";
-import { parseRange, PRESETS, rangeQuery, summarise, type Breakdown } from "../lib/analytics";
-import { fetchClicks } from "../lib/analytics.server";
+import { FILTERS, knownZone, NONE, RANGES, viewRange, withParam, type FilterKey } from "../lib/dashboard";
 import { load } from "../lib/errors.server";
-import { formatDateTime, formatNumber } from "../lib/format";
+import { formatNumber } from "../lib/format";
 import { useCountryName } from "../lib/hydrated";
 import { requireActor } from "../lib/session.server";
 
 export const meta: MetaFunction = () => [{ title: "Analytics · Links" }];
 
+/** The viewer's zone: `?tz=` (an invalid one is the procedure's 400), else the cookie root.tsx sets from the browser, else UTC. */
+function zoneOf(request: Request, sp: URLSearchParams): string {
+  const given = sp.get("tz");
+  if (given !== null) return given;
+  const raw = /(?:^|;\s*)tz=([^;]*)/.exec(request.headers.get("cookie") ?? "")?.[1];
+  let cookie: string | undefined;
+  try {
+    cookie = raw ? decodeURIComponent(raw) : undefined;
+  } catch {
+    cookie = undefined;
+  }
+  return knownZone(cookie) ? cookie : "UTC";
+}
+
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
   const sp = new URL(request.url).searchParams;
-  const linkId = sp.get("link") || null;
-  const range = parseRange(sp);
-  const [{ links }, data, { days }] = await Promise.all([
+  const tz = zoneOf(request, sp);
+  const range = viewRange(sp, knownZone(tz) ? tz : "UTC");
+  const linkId = sp.get("link") || undefined;
+  const filters: Record<string, string> = {};
+  for (const [k] of FILTERS) {
+    const v = sp.get(k);
+    if (k !== "link" && v !== null && v !== "") filters[k] = v;
+  }
+  const interval = sp.get("interval") || undefined;
+  const [{ links }, d] = await Promise.all([
     load(request, () => context.caller.link.list({})),
-    fetchClicks(context, request, linkId, range),
-    load(request, () => context.caller.analytics.daily(rangeQuery(linkId, range))),
+    load(request, () =>
+      context.caller.analytics.dashboard({ tz, from: range.from, to: range.to, interval: interval as "hour" | "day" | undefined, link_id: linkId, ...filters }),
+    ),
   ]);
-  const slugs = Object.fromEntries(links.map((l) => [l.id, l.slug]));
+  // Unique visitors per UTC day (a visitor key lasts one UTC day), over the view's link and time.
+  const { days } = await load(request, () =>
+    context.caller.analytics.daily({ ...(linkId ? { link_id: linkId } : {}), from: String(d.from), to: String(d.to) }),
+  );
   const link = linkId ? (links.find((l) => l.id === linkId) ?? (await load(request, () => context.caller.link.get({ id: linkId })))) : null;
   return {
     links: links.map((l) => ({ id: l.id, slug: l.slug })),
-    link: link ? { id: link.id, slug: link.slug, short_url: link.short_url, url: link.url } : null,
-    range,
-    count: data.count,
+    link: link ? { id: link.id, slug: link.slug, short_url: link.short_url } : null,
+    preset: range.preset,
+    explicitTz: sp.get("tz"),
+    interval: interval ?? "",
+    filters,
+    d,
     days,
-    // Distinct visitor keys over the range are not the sum of the days: keys change every day by design.
-    visitorDays: days.reduce((s, x) => s + x.visitors, 0),
-    sampled: data.clicks.length,
-    ...summarise(data.clicks, range),
-    recent: data.clicks.slice(0, 25).map((c) => ({ ...c, slug: slugs[c.link_id] ?? c.link_id })),
-    exportQuery: new URLSearchParams({
-      ...(linkId ? { link: linkId } : {}),
-      ...(range.fromDay ? { from: range.fromDay } : {}),
-      ...(range.toDay ? { to: range.toDay } : {}),
-    }).toString(),
+    exportQuery: new URLSearchParams({ ...(linkId ? { link: linkId } : {}), from: d.from_day, to: d.to_day }).toString(),
   };
 }
 
-const TITLES: Record<string, string> = {
+const TITLES: Record<FilterKey, string> = {
+  link: "Top links",
+  referrer: "Referrers",
   country: "Countries",
+  city: "Cities",
   device: "Devices",
-  platform: "Platforms",
   browser: "Browsers",
-  referer: "Referrers",
-  rule: "Targeting rule",
+  platform: "Systems",
+  rule: "Targeting rules",
 };
+const FILTER_NAME = Object.fromEntries(FILTERS) as Record<FilterKey, string>;
+
+const percent = (n: number) => `${n > 0 ? "+" : n < 0 ? "−" : "±"}${Math.abs(n).toLocaleString("en", { maximumFractionDigits: 1 })}%`;
 
 export default function Analytics() {
-  const d = useLoaderData<typeof loader>();
-  const submit = useSubmit();
+  const { d, days, link, links, preset, explicitTz, interval, filters, exportQuery } = useLoaderData<typeof loader>();
+  const location = useLocation();
+  const sp = new URLSearchParams(location.search);
   const countryName = useCountryName();
+  const label = (key: FilterKey, value: string | null, fallback: string) =>
+    key === "country" && value ? `${countryName(value)} (${value})` : key === "link" && link && value === link.id ? link.slug : fallback;
+  const active = FILTERS.filter(([k]) => (k === "link" ? !!link : filters[k] !== undefined));
   return (
     <>
       <PageHeader
-        title={d.link ? `Analytics · ${d.link.slug}` : "Analytics"}
-        subtitle={d.link ? <a href={d.link.short_url}>{d.link.short_url}</a> : "All short links of your workspace."}
+        title={link ? `Analytics · ${link.slug}` : "Analytics"}
+        subtitle={
+          <>
+            {link ? <a href={link.short_url}>{link.short_url}</a> : "All short links of your workspace."} Times in <span data-testid="time-zone">{d.tz}</span>.
+          </>
+        }
       >
-        <a href={`/analytics.csv?${d.exportQuery}`} className="btn-secondary" download data-testid="export-csv">
+        <a href={`/analytics.csv?${exportQuery}`} className="btn-secondary" download data-testid="export-csv">
           Export CSV
         </a>
       </PageHeader>
-      <Form
-        method="get"
-        className="card mb-6 grid gap-3 sm:grid-cols-2 lg:grid-cols-[1fr_1fr_auto_auto_auto] lg:items-end"
-        onChange={(e) => {
-          if ((e.target as HTMLElement).tagName === "SELECT") submit(e.currentTarget, { replace: true });
-        }}
-      >
+
+      <Form method="get" className="card mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-[1fr_1fr_1fr_1fr_1fr_auto] lg:items-end">
+        {/* The breakdown filters and an explicit zone ride along when the form is applied. */}
+        {Object.entries(filters).map(([k, v]) => (
+          <input key={k} type="hidden" name={k} value={v} />
+        ))}
+        {explicitTz !== null ? <input type="hidden" name="tz" value={explicitTz} /> : null}
         <div>
           <label htmlFor="link" className="label">
             Link
           </label>
-          <select id="link" name="link" className="input" defaultValue={d.link?.id ?? ""}>
+          <select id="link" name="link" className="input" defaultValue={link?.id ?? ""}>
             <option value="">All links</option>
-            {d.links.map((l) => (
+            {link && !links.some((l) => l.id === link.id) ? <option value={link.id}>{link.slug}</option> : null}
+            {links.map((l) => (
               <option key={l.id} value={l.id}>
                 {l.slug}
               </option>
@@ -89,10 +121,10 @@ export default function Analytics() {
           <label htmlFor="range" className="label">
             Range
           </label>
-          <select id="range" name="range" className="input" defaultValue={d.range.preset === "custom" ? "30d" : d.range.preset}>
-            {PRESETS.map(([v, label]) => (
+          <select id="range" name="range" className="input" defaultValue={preset === "custom" ? "30d" : preset}>
+            {RANGES.map(([v, text]) => (
               <option key={v} value={v}>
-                {label}
+                {text}
               </option>
             ))}
           </select>
@@ -101,42 +133,109 @@ export default function Analytics() {
           <label htmlFor="from" className="label">
             From
           </label>
-          <input id="from" name="from" type="date" className="input" defaultValue={d.range.preset === "custom" ? d.range.fromDay : ""} />
+          <input id="from" name="from" type="date" className="input" defaultValue={preset === "custom" ? d.from_day : ""} />
         </div>
         <div>
           <label htmlFor="to" className="label">
             To
           </label>
-          <input id="to" name="to" type="date" className="input" defaultValue={d.range.preset === "custom" ? d.range.toDay : ""} />
+          <input id="to" name="to" type="date" className="input" defaultValue={preset === "custom" ? d.to_day : ""} />
+        </div>
+        <div>
+          <label htmlFor="interval" className="label">
+            Points
+          </label>
+          <select id="interval" name="interval" className="input" defaultValue={interval}>
+            <option value="">Automatic</option>
+            <option value="hour">Hourly</option>
+            <option value="day">Daily</option>
+          </select>
         </div>
         <button type="submit" className="btn-secondary">
           Apply
         </button>
       </Form>
-      <div className="mb-6 grid gap-4 sm:grid-cols-3">
-        <Stat label="Clicks" value={formatNumber(d.count)} testId="click-count" />
-        <Stat label="Visitors (daily uniques)" value={formatNumber(d.visitorDays)} testId="visitor-count" />
-        <Stat label="Countries" value={String(d.breakdowns.country.filter((c) => c.label !== "Unknown").length)} />
-      </div>
-      {d.sampled < d.count ? (
-        <p className="alert-info mb-4">
-          The chart and breakdowns use the latest {formatNumber(d.sampled)} of {formatNumber(d.count)} clicks.
-        </p>
+
+      {active.length ? (
+        <div className="mb-4 flex flex-wrap items-center gap-2" data-testid="filters">
+          <span className="text-sm text-slate-700 dark:text-slate-300">Filtered by</span>
+          <ul className="flex flex-wrap gap-2">
+            {active.map(([k]) => {
+              const v = k === "link" ? link!.id : filters[k];
+              const shown = v === NONE ? "Unknown" : label(k, v, v);
+              return (
+                <li key={k}>
+                  <Link
+                    to={withParam(sp, k, null)}
+                    className="inline-flex items-center gap-1 rounded-full border border-indigo-300 bg-indigo-50 px-3 py-1 text-sm text-indigo-900 no-underline hover:bg-indigo-100 dark:border-indigo-700 dark:bg-indigo-950 dark:text-indigo-100"
+                    aria-label={`Remove filter ${FILTER_NAME[k]}: ${shown}`}
+                    data-testid={`chip-${k}`}
+                  >
+                    {FILTER_NAME[k]}: {shown} <span aria-hidden="true">×</span>
+                  </Link>
+                </li>
+              );
+            })}
+          </ul>
+          <Link to={clearFilters(sp)} className="text-sm">
+            Clear filters
+          </Link>
+        </div>
       ) : null}
+
+      <div className="mb-6 grid gap-4 sm:grid-cols-3">
+        <Stat label="Clicks" value={formatNumber(d.total)} testId="click-count">
+          {d.previous ? (
+            <p className="mt-1 text-sm text-slate-700 dark:text-slate-300" data-testid="comparison">
+              {d.change !== null ? (
+                <span className={d.change >= 0 ? "font-semibold text-emerald-800 dark:text-emerald-300" : "font-semibold text-red-800 dark:text-red-300"}>
+                  {percent(d.change)}
+                </span>
+              ) : (
+                "New"
+              )}{" "}
+              vs. {formatNumber(d.previous.total)} in the previous {d.previous.from_day === d.previous.to_day ? "day" : "period"} ({d.previous.from_day} –{" "}
+              {d.previous.to_day})
+            </p>
+          ) : null}
+        </Stat>
+        <Stat label="Visitors (daily uniques)" value={formatNumber(d.visitors)} testId="visitor-count" />
+        <Stat label="Countries" value={String(d.breakdowns.country.filter((c) => c.value !== null).length)} />
+      </div>
+
       <section className="card mb-6" aria-labelledby="h-time">
-        <h2 id="h-time" className="mb-3 font-semibold">
-          Clicks over time
+        <h2 id="h-time" className="mb-1 font-semibold">
+          Clicks per {d.interval}
         </h2>
-        <ClicksChart series={d.series} />
+        <p className="mb-3 text-sm text-slate-700 dark:text-slate-300">
+          {d.from_day} – {d.to_day} ({d.tz}){d.previous ? <> · the dashed line is the previous period</> : null}
+        </p>
+        <ClicksChart series={d.series} unit={d.interval} previousLabel={d.previous ? `${d.previous.from_day} – ${d.previous.to_day}` : undefined} />
       </section>
-      <section className="card mb-6 overflow-x-auto" aria-labelledby="h-daily">
+
+      <div className="mb-6 grid gap-4 md:grid-cols-2 xl:grid-cols-3">
+        {FILTERS.map(([k]) => (
+          <BreakdownCard
+            key={k}
+            name={k}
+            title={TITLES[k]}
+            rows={d.breakdowns[k].map((r) => ({ ...r, label: label(k, r.value, r.label) }))}
+            total={d.total}
+            current={k === "link" ? (link?.id ?? undefined) : filters[k]}
+            href={(v) => withParam(sp, k, v)}
+          />
+        ))}
+      </div>
+
+      <section className="card overflow-x-auto" aria-labelledby="h-daily">
         <h2 id="h-daily" className="mb-1 font-semibold">
           Clicks and unique visitors per day
         </h2>
-        <p className="mb-3 text-sm text-slate-600 dark:text-slate-400">
-          A visitor is one address and browser on one UTC day; no address is stored, and the key changes every day.
+        <p className="mb-3 text-sm text-slate-700 dark:text-slate-300">
+          A visitor is one address and browser on one UTC day; no address is stored, and the key changes every day. This table counts every click of the link
+          and range, without the breakdown filters.
         </p>
-        {d.days.length ? (
+        {days.length ? (
           <table className="table" data-testid="daily-table">
             <thead>
               <tr>
@@ -146,7 +245,7 @@ export default function Analytics() {
               </tr>
             </thead>
             <tbody>
-              {d.days
+              {days
                 .slice()
                 .reverse()
                 .map((x) => (
@@ -159,95 +258,70 @@ export default function Analytics() {
             </tbody>
           </table>
         ) : (
-          <p className="text-sm text-slate-600 dark:text-slate-400">No clicks in this range.</p>
-        )}
-      </section>
-      <div className="mb-6 grid gap-4 md:grid-cols-2 xl:grid-cols-3">
-        {Object.entries(d.breakdowns).map(([k, rows]) => (
-          <BreakdownCard
-            key={k}
-            title={TITLES[k]}
-            rows={
-              k === "country"
-                ? rows.map((r) => ({ ...r, label: r.label === "Unknown" || r.label === "Other" ? r.label : `${countryName(r.label)} (${r.label})` }))
-                : rows
-            }
-            total={d.sampled}
-          />
-        ))}
-      </div>
-      <section className="card overflow-x-auto" aria-labelledby="h-recent">
-        <h2 id="h-recent" className="mb-3 font-semibold">
-          Recent clicks
-        </h2>
-        {d.recent.length ? (
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                {!d.link ? <th scope="col">Link</th> : null}
-                <th scope="col">Country</th>
-                <th scope="col">Device</th>
-                <th scope="col">Browser</th>
-                <th scope="col">Rule</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.recent.map((c) => (
-                <tr key={c.ts}>
-                  <td className="whitespace-nowrap">{formatDateTime(c.timestamp)}</td>
-                  {!d.link ? (
-                    <td>
-                      <Link to={`/analytics?link=${c.link_id}`}>{c.slug}</Link>
-                    </td>
-                  ) : null}
-                  <td>{c.country ?? "—"}</td>
-                  <td>{c.device}</td>
-                  <td>{c.browser ?? "—"}</td>
-                  <td>{c.rule ?? "url"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <p className="text-sm text-slate-600 dark:text-slate-400">No clicks in this range.</p>
+          <p className="text-sm text-slate-700 dark:text-slate-300">No clicks in this range.</p>
         )}
       </section>
     </>
   );
 }
 
-function Stat({ label, value, testId }: { label: string; value: string; testId?: string }) {
+function clearFilters(sp: URLSearchParams): string {
+  const next = new URLSearchParams(sp);
+  for (const [k] of FILTERS) next.delete(k);
+  const s = next.toString();
+  return s ? `?${s}` : "?";
+}
+
+function Stat({ label, value, testId, children }: { label: string; value: string; testId?: string; children?: React.ReactNode }) {
   return (
     <div className="card !p-4">
-      <p className="text-sm text-slate-600 dark:text-slate-400">{label}</p>
+      <p className="text-sm text-slate-700 dark:text-slate-300">{label}</p>
       <p className="mt-1 truncate text-2xl font-semibold" data-testid={testId}>
         {value}
       </p>
+      {children}
     </div>
   );
 }
 
-function BreakdownCard({ title, rows, total }: { title: string; rows: Breakdown; total: number }) {
+type Row = { value: string | null; label: string; clicks: number };
+
+/** Top values of one dimension; each row is a link that filters the whole page by it (again: removes it). */
+function BreakdownCard(props: { name: FilterKey; title: string; rows: Row[]; total: number; current?: string; href: (value: string | null) => string }) {
+  const { name, title, rows, total, current, href } = props;
+  const headingId = `h-${name}`;
   return (
-    <section className="card !p-4" aria-label={title}>
-      <h2 className="mb-2 font-semibold">{title}</h2>
+    <section className="card !p-4" aria-labelledby={headingId} data-testid={`breakdown-${name}`}>
+      <h2 id={headingId} className="mb-2 font-semibold">
+        {title}
+      </h2>
       {rows.length ? (
         <ul className="space-y-1.5">
-          {rows.map((r) => (
-            <li key={r.label} className="text-sm">
-              <div className="flex justify-between gap-2">
-                <span className="truncate">{r.label}</span>
-                <span className="tabular-nums text-slate-600 dark:text-slate-400">{formatNumber(r.count)}</span>
-              </div>
-              <div className="mt-0.5 h-1.5 rounded bg-slate-100 dark:bg-slate-800" aria-hidden="true">
-                <div className="h-1.5 rounded bg-indigo-500" style={{ width: `${total ? Math.max(2, (r.count / total) * 100) : 0}%` }} />
-              </div>
-            </li>
-          ))}
+          {rows.map((r) => {
+            const value = r.value ?? NONE;
+            const on = current === value;
+            return (
+              <li key={value} className="text-sm">
+                <Link
+                  to={href(on ? null : value)}
+                  className="block rounded px-1 py-0.5 text-slate-900 no-underline hover:bg-slate-100 dark:text-slate-100 dark:hover:bg-slate-800"
+                  aria-current={on ? "true" : undefined}
+                  title={on ? `Remove the ${title.toLowerCase()} filter` : `Show only ${r.label}`}
+                >
+                  <span className="flex justify-between gap-2">
+                    <span className={`truncate ${on ? "font-semibold" : ""}`}>{r.label}</span>
+                    <span className="tabular-nums text-slate-700 dark:text-slate-300">{formatNumber(r.clicks)}</span>
+                  </span>
+                  <span className="mt-0.5 block h-1.5 rounded bg-slate-100 dark:bg-slate-800" aria-hidden="true">
+                    <span className="block h-1.5 rounded bg-indigo-500" style={{ width: `${total ? Math.max(2, (r.clicks / total) * 100) : 0}%` }} />
+                  </span>
+                </Link>
+              </li>
+            );
+          })}
         </ul>
       ) : (
-        <p className="text-sm text-slate-500">No data.</p>
+        <p className="text-sm text-slate-700 dark:text-slate-300">No data.</p>
       )}
     </section>
   );

@@ -82,6 +82,8 @@ export const dashboardOutput = z.object({
   from: z.number().int().describe("ms, inclusive"),
   to: z.number().int().describe("ms, inclusive"),
   total: z.number().int(),
+  /** Unique visitors summed over UTC days (a visitor key lasts one UTC day, see visitor-keys.ts). */
+  visitors: z.number().int(),
   previous: z.object({ from_day: z.string(), to_day: z.string(), from: z.number().int(), to: z.number().int(), total: z.number().int() }).nullable(),
   /** Percent change against the previous period; null without one or when it had no clicks. */
   change: z.number().nullable(),

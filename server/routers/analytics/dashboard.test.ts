@@ -99,18 +99,21 @@ describe("analytics.dashboard", () => {
       click(l.id, at(10)),
       click(l.id, at(6)), // before both periods
     ]);
+    await store([click(l.id, at(9, 13), { visitor: "v1" }), click(l.id, at(9, 14), { visitor: "v1" }), click(l.id, at(10, 1), { visitor: "v1" })]);
     const d = await api().dashboard({ link_id: l.id, from: "2025-06-09", to: "2025-06-10", interval: "day" });
-    expect(d.total).toBe(3);
+    expect(d.total).toBe(6);
     expect(d.previous).toEqual({ from_day: "2025-06-07", to_day: "2025-06-08", from: Date.UTC(2025, 5, 7), to: Date.UTC(2025, 5, 9) - 1, total: 4 });
-    expect(d.change).toBe(-25);
+    expect(d.change).toBe(50);
     expect(d.series).toEqual([
-      { bucket: "2025-06-09", clicks: 1, previous: 2 },
-      { bucket: "2025-06-10", clicks: 2, previous: 2 },
+      { bucket: "2025-06-09", clicks: 3, previous: 2 },
+      { bucket: "2025-06-10", clicks: 3, previous: 2 },
     ]);
+    // One visitor key on each of two UTC days; clicks without a key are not visitors.
+    expect(d.visitors).toBe(2);
     // Without a start ("all time") the series starts at the first click and nothing is compared.
     const all = await api().dashboard({ link_id: l.id, to: "2025-06-10" });
     expect(all.from_day).toBe("2025-06-06");
-    expect(all.total).toBe(8);
+    expect(all.total).toBe(11);
     expect(all.previous).toBeNull();
     expect(all.change).toBeNull();
   });

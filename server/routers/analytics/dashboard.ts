@@ -196,7 +196,12 @@ export async function dashboard(app: AppServices, actor: Actor, input: Dashboard
   const prevDays: [string, string] | null = input.from ? [addDays(fromDay, -days), addDays(fromDay, -1)] : null;
   const [cur, prev] = await dayBounds(app, tz, prevDays ? [[fromDay, toDay], prevDays] : [[fromDay, toDay]]);
 
-  const [series, previousSeries, ...tops] = await Promise.all([
+  const visitorDays = app.db
+    .select({ n: sql<number>`count(distinct (${clicks.timestamp} / ${DAY_MS})::text || ':' || ${clicks.visitor})`.mapWith(Number) })
+    .from(clicks)
+    .where(scope(cur.lo, cur.hi));
+  const [[{ n: visitors }], series, previousSeries, ...tops] = await Promise.all([
+    visitorDays,
     seriesOf(app, scope(cur.lo, cur.hi), tz, interval, cur.lo, cur.hi),
     prev ? seriesOf(app, scope(prev.lo, prev.hi), tz, interval, prev.lo, prev.hi) : Promise.resolve(null),
     ...BREAKDOWNS.map((k) => breakdown(app, k, scope(cur.lo, cur.hi))),
@@ -211,6 +216,7 @@ export async function dashboard(app: AppServices, actor: Actor, input: Dashboard
     from: cur.lo,
     to: cur.hi - 1,
     total,
+    visitors,
     previous: prev && prevDays ? { from_day: prevDays[0], to_day: prevDays[1], from: prev.lo, to: prev.hi - 1, total: prevTotal ?? 0 } : null,
     change: prevTotal ? Math.round(((total - prevTotal) / prevTotal) * 1000) / 10 : null,
     // The previous period aligned point by point (a DST day may give it one bucket more or less).
