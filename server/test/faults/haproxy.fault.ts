@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -5,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../../db/client";
 import { createUserWithWorkspace, issueToken } from "../../lib/users";
-import { ensureHaproxy, startHaproxy, type Balancer } from "./haproxy";
+import { ensureHaproxy, ensurePackage, startHaproxy, type Balancer } from "./haproxy";
 import { clickTallies, freshPostgresDatabase, redirectLoad, sleep, startInstance, total, type Instance } from "./instances";
 
 /**
@@ -100,6 +101,40 @@ describe.skipIf(!haproxy.ok)("two instances behind HAProxy", () => {
     expect([n(200), n(429)]).toEqual([100, 30]);
   });
 
+  it("deploy/Caddyfile sends the dashboard to HAProxy's app frontend, the redirect and branded domains to its redirect frontend", async () => {
+    const caddy = ensurePackage("caddy");
+    if (!caddy.ok) return console.warn(`Caddyfile check skipped: ${caddy.why}`);
+    const env = {
+      ...process.env,
+      APP_UPSTREAM: new URL(lb.app).host,
+      REDIRECT_UPSTREAM: new URL(lb.redirect).host,
+      APP_HOST: "app.example.test",
+      REDIRECT_HOST: "s.example.test",
+    };
+    const json = JSON.parse(
+      execFileSync("caddy", ["adapt", "--validate", "--adapter", "caddyfile", "--config", "deploy/Caddyfile"], {
+        env,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      }),
+    );
+    type Route = { match?: { host: string[] }[]; handle: { routes: { handle: { upstreams?: { dial: string }[] }[] }[] }[] };
+    const routes = (json.apps.http.servers.srv0.routes as Route[]).map((r) => [
+      r.match?.[0].host.join(",") ?? "*",
+      r.handle[0].routes[0].handle[0].upstreams?.[0].dial,
+    ]);
+    expect(routes).toEqual([
+      ["app.example.test", env.APP_UPSTREAM],
+      ["s.example.test", env.REDIRECT_UPSTREAM],
+      ["*", env.REDIRECT_UPSTREAM],
+    ]);
+    expect(json.apps.tls.automation.on_demand.ask).toBe(`${lb.redirect}/_/tls/ask`);
+    expect(json.apps.tls.automation.policies[1]).toEqual({ on_demand: true });
+    // Caddy's question reaches an instance through HAProxy: no certificate for a host served by no one.
+    expect((await fetch(`${json.apps.tls.automation.on_demand.ask}?domain=nobody.example.test`)).status).toBe(404);
+  });
+
+  // Last: it ends with both instances stopped, to count the clicks they wrote.
   it("a rolling restart under load (SIGTERM one, start it, then the other) loses no request and no click", async () => {
     const token = await tokenFor("pro");
     const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };

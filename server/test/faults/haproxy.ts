@@ -6,24 +6,23 @@ import { sleep } from "./instances";
 const onPath = (bin: string) => spawnSync("sh", ["-c", `command -v ${bin}`]).status === 0;
 
 /**
- * HAProxy from the machine's package manager: present, installed now (root with apt-get), or the
- * reason it is not, for the skip message.
+ * A program from the machine's package manager (Debian's `haproxy`, `caddy`): present, installed now
+ * (root with apt-get), or the reason it is not, for the skip message.
  */
-export function ensureHaproxy(): { ok: true } | { ok: false; why: string } {
-  if (onPath("haproxy")) return { ok: true };
+export function ensurePackage(bin: string, pkg = bin): { ok: true } | { ok: false; why: string } {
+  if (onPath(bin)) return { ok: true };
   if (process.getuid?.() !== 0)
-    return { ok: false, why: "haproxy is not installed and the test does not run as root (install Debian's package: apt-get install -y haproxy)" };
-  if (!onPath("apt-get")) return { ok: false, why: "haproxy is not installed and there is no apt-get to install it with" };
+    return { ok: false, why: `${bin} is not installed and the test does not run as root (install Debian's package: apt-get install -y ${pkg})` };
+  if (!onPath("apt-get")) return { ok: false, why: `${bin} is not installed and there is no apt-get to install it with` };
   try {
-    execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "haproxy"], {
-      stdio: "ignore",
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-    });
+    execFileSync("apt-get", ["install", "-y", "--no-install-recommends", pkg], { stdio: "ignore", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
   } catch (e) {
-    return { ok: false, why: `apt-get install haproxy failed: ${(e as Error).message}` };
+    return { ok: false, why: `apt-get install ${pkg} failed: ${(e as Error).message}` };
   }
-  return onPath("haproxy") ? { ok: true } : { ok: false, why: "apt-get installed no haproxy binary" };
+  return onPath(bin) ? { ok: true } : { ok: false, why: `apt-get installed no ${bin} binary` };
 }
+
+export const ensureHaproxy = () => ensurePackage("haproxy");
 
 export type Balancer = { app: string; redirect: string; output: string[]; stop(): Promise<void> };
 
