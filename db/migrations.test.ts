@@ -1,4 +1,5 @@
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -46,4 +47,66 @@ it("existing data migrates to teams: each user's workspace becomes personal with
   );
   expect(await q(`SELECT free FROM slug_blocks WHERE prefix = 'abc'`)).toEqual([{ free: 35 }]);
   await client.close();
+});
+
+/**
+ * Runs `0005_click_partitions` over existing clicks: on PGlite, and on PostgreSQL too when
+ * DATABASE_URL is set. `q` runs a statement and returns its rows.
+ */
+async function withDatabaseBefore(tag: string, fn: (q: (sql: string) => Promise<Record<string, unknown>[]>, migrateAll: () => Promise<void>) => Promise<void>) {
+  const before = folderBefore(tag);
+  const client = await PGlite.create("memory://");
+  const db = drizzle(client);
+  await migrate(db, { migrationsFolder: before });
+  await fn(
+    async (sql) => (await client.query<Record<string, unknown>>(sql)).rows,
+    () => migrate(db, { migrationsFolder }),
+  );
+  await client.close();
+  const url = process.env.DATABASE_URL;
+  if (!url) return;
+  const { default: postgres } = await import("postgres");
+  const { drizzle: pgDrizzle } = await import("drizzle-orm/postgres-js");
+  const { migrate: pgMigrate } = await import("drizzle-orm/postgres-js/migrator");
+  const name = `mig_${randomBytes(5).toString("hex")}`;
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const dbUrl = new URL(url);
+  dbUrl.pathname = `/${name}`;
+  const pg = postgres(dbUrl.href, { max: 1, onnotice: () => {} });
+  try {
+    await pgMigrate(pgDrizzle(pg), { migrationsFolder: before });
+    await fn(
+      async (sql) => [...(await pg.unsafe(sql))] as Record<string, unknown>[],
+      () => pgMigrate(pgDrizzle(pg), { migrationsFolder }),
+    );
+  } finally {
+    await pg.end();
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+it("existing clicks migrate to month partitions: every row kept in its month's partition, later months made ahead, the primary key still global", async () => {
+  const now = Date.now();
+  const month = (ms: number) => `clicks_${new Date(ms).toISOString().slice(0, 7).replace("-", "_")}`;
+  const nextMonth = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 1, 1);
+  const old = now - 200 * 86_400_000; // within the two years that get partitions
+  const far = Date.UTC(2040, 0, 1);
+  await withDatabaseBefore("0005_click_partitions", async (q, migrateAll) => {
+    const row = (ms: number, r: string) => `('lk000001', '${ms}#${r}', 'public', ${ms}, 'desktop', 'url')`;
+    await q(`INSERT INTO clicks (link_id, ts, workspace_id, "timestamp", device, rule) VALUES ${row(old, "a")}, ${row(now, "b")}, ${row(far, "c")}`);
+    await migrateAll();
+    const placed = await q(`SELECT tableoid::regclass::text AS p, "timestamp"::text AS t FROM clicks ORDER BY ts`);
+    expect(placed).toEqual([
+      { p: month(old), t: String(old) },
+      { p: month(now), t: String(now) },
+      { p: "clicks_default", t: String(far) },
+    ]);
+    expect(await q(`SELECT to_regclass('${month(nextMonth)}')::text AS r`)).toEqual([{ r: month(nextMonth) }]);
+    expect(await q(`SELECT count(*)::int AS n FROM pg_partitioned_table WHERE partrelid = 'clicks'::regclass`)).toEqual([{ n: 1 }]);
+    await expect(q(`INSERT INTO clicks (link_id, ts, workspace_id, "timestamp", device, rule) VALUES ${row(old, "a")}`)).rejects.toThrow(/duplicate key/);
+    await q(`INSERT INTO clicks (link_id, ts, workspace_id, "timestamp", device, rule) VALUES ${row(nextMonth + 1, "d")}`);
+    expect(await q(`SELECT tableoid::regclass::text AS p FROM clicks WHERE ts LIKE '${nextMonth + 1}#%'`)).toEqual([{ p: month(nextMonth) }]);
+  });
 });

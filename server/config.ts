@@ -51,6 +51,8 @@ const envSchema = z.object({
   SESSION_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   /** Clicks held in memory while the database is away; beyond, they spill to DATA_DIR/click-spool. */
   CLICK_BUFFER_MAX: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").default(100_000),
+  /** Whole months of clicks older than this many days are dropped (hourly counts stay); unset: kept forever. */
+  CLICK_RETENTION_DAYS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").optional(),
   /** DNS servers for domain verification (extensions §2): comma-separated `host:port` (IP addresses); unset: the system's. */
   DNS_SERVERS: z
     .string()
@@ -93,6 +95,8 @@ export type Config = Readonly<{
   production: boolean;
   /** Memory bound of the click buffer (CLICK_BUFFER_MAX). */
   clickBufferMax?: number;
+  /** CLICK_RETENTION_DAYS; undefined: clicks are kept forever. */
+  clickRetentionDays?: number;
   /** DNS servers (`host:port`) for domain verification; undefined: the system resolver. */
   dnsServers?: readonly string[];
   /** Scheme of branded domains' short links (CUSTOM_DOMAIN_SCHEME). */
@@ -150,6 +154,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     sessionSecret: e.SESSION_SECRET ?? loadOrCreateSecret(dataDir),
     logLevel: e.LOG_LEVEL,
     clickBufferMax: e.CLICK_BUFFER_MAX,
+    clickRetentionDays: e.CLICK_RETENTION_DAYS,
     dnsServers: e.DNS_SERVERS,
     customDomainScheme: e.CUSTOM_DOMAIN_SCHEME,
     production: e.NODE_ENV === "production",

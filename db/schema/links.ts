@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, index, integer, jsonb, pgTable, real, text, uniqueIndex, primaryKey, boolean } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 
@@ -69,7 +69,10 @@ export const slugBlocks = pgTable(
   ],
 );
 
-/** Click events. No foreign key: clicks outlive deleted links and linktrees. */
+/**
+ * Click events. No foreign key: clicks outlive deleted links and linktrees. Partitioned by month
+ * on `ts` (migration 0005, by hand: drizzle cannot say it): `clicks_YYYY_MM` and `clicks_default`.
+ */
 export const clicks = pgTable(
   "clicks",
   {
@@ -105,6 +108,16 @@ export const clickRollups = pgTable(
     count: integer("count").notNull(),
   },
   (t) => [primaryKey({ columns: [t.linkId, t.hour] })],
+);
+
+/** Retention's horizon (one row, once a month was dropped): clicks before it are counted from `click_rollups` only. */
+export const clickRetention = pgTable(
+  "click_retention",
+  {
+    id: boolean("id").primaryKey().default(true),
+    droppedBefore: ms("dropped_before").notNull(),
+  },
+  (t) => [check("click_retention_one_row", sql`${t.id}`)],
 );
 
 export const linktrees = pgTable(

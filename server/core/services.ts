@@ -8,6 +8,7 @@ import { createMetrics, type Metrics } from "../lib/metrics";
 import { LruCache } from "../lib/lru";
 import type { CacheEntry, DomainEntry } from "./lookup";
 import { startClickRecorder, type ClickRecorder } from "./clicks";
+import { startClickMaintenance } from "./click-partitions";
 import { createReadRouting, type ReadRouting } from "./read-routing";
 
 export const LINK_CHANNEL = "link_changed";
@@ -92,6 +93,11 @@ export async function createServices(
     (key) => (key === DOMAINS_CHANGED ? domainCache.clear() : linkCache.delete(key)),
     () => (linkCache.clear(), domainCache.clear()),
   );
-  services.clicks = startClickRecorder(services);
+  // Click partitions for this month and the next ones (and retention), before the first click.
+  const upkeep = await startClickMaintenance(services);
+  const clicks = startClickRecorder(services);
+  const closeClicks = clicks.close;
+  clicks.close = () => (upkeep.stop(), closeClicks());
+  services.clicks = clicks;
   return services;
 }

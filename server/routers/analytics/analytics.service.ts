@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, inArray, lt, lte, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
-import { clickRollups, clicks, links } from "../../../db/schema";
+import { clickRetention, clickRollups, clicks, links } from "../../../db/schema";
 import { notFound } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
@@ -34,8 +34,9 @@ export type LinkIds = string[] | SQLWrapper;
 
 /**
  * Exact click counts per link in an inclusive range, uncapped (decisions §6). Whole hours come
- * from `click_rollups`; the partial hours at either edge are counted from `clicks` itself.
- * Links without clicks are in the map with 0.
+ * from `click_rollups`; the partial hours at either edge are counted from `clicks` itself, except
+ * before retention's horizon (`click_retention`: those clicks were dropped), where the edge's whole
+ * hour is counted from the rollups. Links without clicks are in the map with 0.
  */
 export async function countClicks(db: DbOrTx, linkIds: LinkIds, from?: number, to?: number): Promise<Map<string, number>> {
   const range: Range = { from, to };
@@ -61,12 +62,26 @@ export async function countClicks(db: DbOrTx, linkIds: LinkIds, from?: number, t
     edges.push(tsBetween(b.lo, b.hi));
   }
   if (edges.length) {
+    // The edges' hours not counted above; their rollups count only where the clicks were dropped.
+    const edgeHours = [...new Set([Math.floor(b.lo / HOUR_MS) * HOUR_MS, Math.floor((b.hi - 1) / HOUR_MS) * HOUR_MS])].filter(
+      (h) => !(h >= firstFull && h < endFull),
+    );
+    const droppedBefore = sql`(select coalesce(max(${clickRetention.droppedBefore}), 0) from ${clickRetention})`;
+    // A click stored late under the horizon (a replayed spool) is in the rollups already.
+    const kept = gte(clicks.ts, sql`lpad(${droppedBefore}::text, 13, '0')`);
     add(
       await db
         .select({ linkId: clicks.linkId, n: sql<number>`count(*)`.mapWith(Number) })
         .from(clicks)
-        .where(and(inArray(clicks.linkId, linkIds), edges.length === 1 ? edges[0] : or(...edges)))
-        .groupBy(clicks.linkId),
+        .where(and(inArray(clicks.linkId, linkIds), edges.length === 1 ? edges[0] : or(...edges), kept))
+        .groupBy(clicks.linkId)
+        .unionAll(
+          db
+            .select({ linkId: clickRollups.linkId, n: sql<number>`sum(${clickRollups.count})`.mapWith(Number) })
+            .from(clickRollups)
+            .where(and(inArray(clickRollups.linkId, linkIds), inArray(clickRollups.hour, edgeHours), lt(clickRollups.hour, droppedBefore)))
+            .groupBy(clickRollups.linkId),
+        ),
     );
   }
   return counts;
