@@ -93,7 +93,7 @@ export async function createReadRouting(opts: {
 
   // The replica's replay position; -1 while it is down or not yet probed.
   let replayed = -1;
-  let up = false;
+  let up: boolean | undefined; // undefined: not probed yet, so the first state is logged too
   const setUp = (now: boolean, err?: unknown) => {
     if (now === up) return;
     up = now;
