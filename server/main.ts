@@ -23,6 +23,9 @@ async function main() {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite") });
   const app = await createServices(config, database);
   const running = await startServers(app);
+  // While draining, every answer closes its connection: a keep-alive client (a load balancer's
+  // pool) reconnects to another instance instead of holding this one open past its close.
+  for (const s of running.servers) s.prependListener("request", (_req, res) => void (app.draining && !res.headersSent && res.setHeader("Connection", "close")));
   // CSV imports: queued jobs, and those of a stopped instance, resume here (extensions §3).
   const imports = startImportRunner(app);
   app.log.info({ ms: Date.now() - started, database: database.driver }, "started");

@@ -26,7 +26,7 @@ const UA = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/2010
 
 let a: Instance, b: Instance, lb: Balancer, db: Database, databaseUrl: string, drop: () => Promise<void>;
 const dirs = [mkdtempSync(path.join(os.tmpdir(), "faults-lb-a-")), mkdtempSync(path.join(os.tmpdir(), "faults-lb-b-"))];
-const env = (i: number) => ({ DATABASE_URL: databaseUrl, REDIS_URL: REDIS, TRUST_PROXY: "true", DRAIN_DELAY_MS: "2500", DATA_DIR: dirs[i] });
+const env = (i: number) => ({ DATABASE_URL: databaseUrl, REDIS_URL: REDIS, TRUST_PROXY: "true", DRAIN_DELAY_MS: "4000", DATA_DIR: dirs[i] });
 
 beforeAll(async () => {
   if (!haproxy.ok) return;
@@ -52,6 +52,11 @@ const tokenFor = async (plan: "free" | "pro") => {
   const user = await createUserWithWorkspace(db.db, { email: `lb${randomBytes(5).toString("hex")}@example.com`, plan });
   return (await issueToken(db.db, user.id, "faults")).token;
 };
+/** Redirects an instance has answered (its /_/metrics, loopback only). */
+async function redirectsServed(inst: Instance): Promise<number> {
+  const text = await (await fetch(`${inst.redirect}/_/metrics`)).text();
+  return [...text.matchAll(/^redirects_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+}
 const visit = (base: string, slug: string) => fetch(`${base}/${slug}`, { redirect: "manual", headers: UA });
 
 describe.skipIf(!haproxy.ok)("two instances behind HAProxy", () => {
@@ -164,7 +169,17 @@ describe.skipIf(!haproxy.ok)("two instances behind HAProxy", () => {
 
     const restart = async (inst: Instance, i: number) => {
       await sleep(1500);
+      const before = await redirectsServed(inst);
       inst.proc.kill("SIGTERM");
+      // Draining: health says 503 while the instance still answers; HAProxy's checks (500 ms apart,
+      // two failures) take it out, so its redirect count stops growing before it closes.
+      for (let i = 0; i < 20 && (await fetch(`${inst.redirect}/_/health`)).status !== 503; i++) await sleep(50);
+      expect((await fetch(`${inst.redirect}/_/health`)).status, "health while draining").toBe(503);
+      await sleep(1500);
+      const out = await redirectsServed(inst);
+      await sleep(500);
+      expect(await redirectsServed(inst), "no redirect reaches a draining instance once HAProxy took it out").toBe(out);
+      expect(out, "it served load before").toBeGreaterThan(before);
       expect(await inst.exited, inst.output.join("").slice(-2000)).toBe(0);
       const again = await startInstance(env(i), { app: portOf(inst.appUrl), redirect: portOf(inst.redirect) });
       await sleep(2000); // HAProxy's `rise 2`, checks 500 ms apart
