@@ -23,7 +23,7 @@ const REDIS = process.env.FAULTS_REDIS_URL ?? "redis://127.0.0.1:6379";
 const servers: PgServer[] = [];
 const cleanups: (() => Promise<void> | void)[] = [];
 let skip: string | null = null;
-let inst: Instance, primaryDb: Database, replicaDb: Database, primary: PgServer | null, replica: PgServer;
+let inst: Instance, other: Instance, primaryDb: Database, replicaDb: Database, primary: PgServer | null, replica: PgServer;
 
 const machine = await (async () => {
   const { default: postgres } = await import("postgres");
@@ -61,8 +61,14 @@ beforeAll(async () => {
   replicaUrl.port = String(replica.port);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "faults-replica-"));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  inst = await startInstance({ DATABASE_URL: fresh.url, DATABASE_READ_URL: replicaUrl.href, REDIS_URL: REDIS, DATA_DIR: dataDir });
+  const env = { DATABASE_URL: fresh.url, DATABASE_READ_URL: replicaUrl.href, REDIS_URL: REDIS };
+  inst = await startInstance({ ...env, DATA_DIR: dataDir });
   cleanups.push(async () => void (await inst.stop("SIGKILL")));
+  // A second instance: a write on one, the next read on the other (marks shared through Redis).
+  const otherDir = mkdtempSync(path.join(os.tmpdir(), "faults-replica-"));
+  cleanups.push(() => rmSync(otherDir, { recursive: true, force: true }));
+  other = await startInstance({ ...env, DATA_DIR: otherDir });
+  cleanups.push(async () => void (await other.stop("SIGKILL")));
   primaryDb = await openDatabase({ databaseUrl: fresh.url, migrate: false, poolSize: 2 });
   replicaDb = await openDatabase({ databaseUrl: replicaUrl.href, migrate: false, poolSize: 1 });
   cleanups.push(
@@ -76,17 +82,17 @@ afterAll(async () => {
 });
 
 /** Routed reads so far, by the database that answered them. */
-async function reads(): Promise<{ replica: number; primary: number }> {
-  const text = await (await fetch(`${inst.redirect}/_/metrics`)).text();
+async function reads(on: Instance): Promise<{ replica: number; primary: number }> {
+  const text = await (await fetch(`${on.redirect}/_/metrics`)).text();
   const n = (target: string) => Number(new RegExp(`^db_reads_total\\{target="${target}"\\} (\\d+)`, "m").exec(text)?.[1] ?? 0);
   return { replica: n("replica"), primary: n("primary") };
 }
 
 /** Runs `read` and tells which database answered it (exactly one routed read each). */
-async function answeredBy<T>(read: () => Promise<T>): Promise<{ value: T; by: "replica" | "primary" }> {
-  const before = await reads();
+async function answeredBy<T>(on: Instance, read: () => Promise<T>): Promise<{ value: T; by: "replica" | "primary" }> {
+  const before = await reads(on);
   const value = await read();
-  const after = await reads();
+  const after = await reads(on);
   expect(after.replica + after.primary - before.replica - before.primary, "one routed read").toBe(1);
   return { value, by: after.replica > before.replica ? "replica" : "primary" };
 }
@@ -108,10 +114,10 @@ const caller = async () => {
       expect(res.status).toBe(201);
       return (await res.json()) as { id: string; slug: string };
     },
-    list: () =>
-      answeredBy(async () => ((await (await fetch(`${inst.api}/links`, { headers: auth })).json()) as { links: { id: string }[] }).links.map((l) => l.id)),
+    list: (on = inst) =>
+      answeredBy(on, async () => ((await (await fetch(`${on.api}/links`, { headers: auth })).json()) as { links: { id: string }[] }).links.map((l) => l.id)),
     analytics: () =>
-      answeredBy(async () => {
+      answeredBy(inst, async () => {
         const res = await fetch(`${inst.api}/analytics`, { headers: auth });
         expect(res.status).toBe(200);
         return ((await res.json()) as { count: number }).count;
@@ -155,6 +161,22 @@ describe.skipIf(skip !== null)("a streaming read replica (DATABASE_READ_URL)", (
     }
     await until("the replica replayed the write", async () => (await me.list()).by === "replica");
     expect((await me.list()).value).toHaveLength(2);
+  });
+
+  it("a read on another instance that follows the caller's write goes to the primary too (marks shared through Redis)", async () => {
+    const me = await caller();
+    await me.create("https://example.com/on-a");
+    await until("the replica caught up", async () => (await me.list(other)).by === "replica");
+    await onReplica("select pg_wal_replay_pause()");
+    try {
+      const created = await me.create("https://example.com/on-a-again");
+      const onB = await me.list(other);
+      expect(onB.by).toBe("primary");
+      expect(onB.value).toContain(created.id);
+    } finally {
+      await onReplica("select pg_wal_replay_resume()");
+    }
+    await until("the replica replayed the write", async () => (await me.list(other)).by === "replica");
   });
 
   it("the service stays up when the replica stops: reads go to the primary, one log line says so", async () => {
