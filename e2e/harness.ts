@@ -118,3 +118,25 @@ export async function cli(server: Server, ...args: string[]): Promise<unknown> {
 }
 
 export const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+/** The invitation link in the newest mail to `to`. */
+export async function invitationLink(dataDir: string, to: string): Promise<string> {
+  const dir = path.join(dataDir, "outbox");
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    let files: string[] = [];
+    try {
+      files = readdirSync(dir);
+    } catch {
+      // no mail yet
+    }
+    const mails = files
+      .map((f) => JSON.parse(readFileSync(path.join(dir, f), "utf8")) as { to: string; text: string; created_at: number | string })
+      .filter((m) => m.to === to && m.text.includes("/invites/"))
+      .sort((a, b) => new Date(b.created_at).getTime() - new Date(a.created_at).getTime());
+    const url = mails[0]?.text.match(/https?:\/\/\S*\/invites\/[0-9A-Za-z]{32}/)?.[0];
+    if (url) return url;
+    if (Date.now() > deadline) throw new Error(`no invitation mailed to ${to}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -155,7 +155,7 @@ export default function WorkspacePage() {
                       <Form method="post" className="flex items-center gap-2">
                         <input type="hidden" name="userId" value={m.user_id} />
                         <RoleSelect id={`role-${m.user_id}`} defaultValue={m.role} label={`Role of ${m.email}`} />
-                        <button type="submit" name="intent" value="role" className="btn-secondary" aria-label={`Change the role of ${m.email}`}>
+                        <button type="submit" name="intent" value="role" className="btn-secondary" aria-label={`Change role of ${m.email}`}>
                           Change role
                         </button>
                       </Form>
@@ -198,7 +198,7 @@ export default function WorkspacePage() {
                         <Form method="post">
                           <input type="hidden" name="email" value={i.email} />
                           <input type="hidden" name="role" value={i.role} />
-                          <button type="submit" name="intent" value="resend" className="btn-secondary" aria-label={`Send the invitation to ${i.email} again`}>
+                          <button type="submit" name="intent" value="resend" className="btn-secondary" aria-label={`Resend the invitation to ${i.email}`}>
                             Resend
                           </button>
                         </Form>

@@ -66,7 +66,11 @@ export default function Landing() {
           <Link to="/links">Go to your links →</Link>
         ) : (
           <>
-            <Link to="/login">Sign in</Link> to manage links, see analytics and build a linktree.
+            {/* Underlined: inside a sentence, colour alone would not mark it as a link. */}
+            <Link to="/login" className="underline">
+              Sign in
+            </Link>{" "}
+            to manage links, see analytics and build a linktree.
           </>
         )}
       </p>
