@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, codeFor, invitationLink, launch, newPage, signIn, startServer, USER_AGENT, type Server } from "./harness";
 
