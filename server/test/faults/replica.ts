@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePort } from "../harness";
@@ -44,7 +44,14 @@ function ownDir(prefix: string): string {
 
 function startServer(bin: string, dir: string, port: number): PgServer {
   const log = path.join(dir, "server.log");
-  run(bin, "pg_ctl", ["-D", dir, "-l", log, "-w", "-t", "60", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, "start"]);
+  try {
+    run(bin, "pg_ctl", ["-D", dir, "-l", log, "-w", "-t", "60", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, "start"]);
+  } catch (e) {
+    const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "";
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`${(e as Error).message}
+${tail}`);
+  }
   let stopped = false;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
@@ -69,7 +76,12 @@ function startServer(bin: string, dir: string, port: number): PgServer {
 /** A throwaway primary: initdb (trust, replication allowed from 127.0.0.1) on a free port. */
 export async function startPrimary(bin: string): Promise<PgServer> {
   const dir = ownDir("faults-pg-primary-");
-  run(bin, "initdb", ["-D", dir, "-U", "postgres", "--auth=trust", "--no-sync"]);
+  try {
+    run(bin, "initdb", ["-D", dir, "-U", "postgres", "--auth=trust", "--no-sync"]);
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   // initdb's trust configuration already admits `replication` connections; wal_level=replica is the default.
   return startServer(bin, dir, await freePort());
 }
@@ -113,21 +125,31 @@ export async function startReplica(bin: string, source: string): Promise<PgServe
   await sql.end();
   const dir = ownDir("faults-pg-replica-");
   const u = new URL(source);
-  run(bin, "pg_basebackup", [
-    "-h",
-    u.hostname,
-    "-p",
-    u.port || "5432",
-    "-U",
-    decodeURIComponent(u.username || "postgres"),
-    "-D",
-    dir,
-    "-R",
-    "-X",
-    "stream",
-    "-c",
-    "fast",
-  ]);
+  const removeOnFailure = <T>(f: () => T): T => {
+    try {
+      return f();
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
+  };
+  removeOnFailure(() =>
+    run(bin, "pg_basebackup", [
+      "-h",
+      u.hostname,
+      "-p",
+      u.port || "5432",
+      "-U",
+      decodeURIComponent(u.username || "postgres"),
+      "-D",
+      dir,
+      "-R",
+      "-X",
+      "stream",
+      "-c",
+      "fast",
+    ]),
+  );
   const conf = path.join(dir, "postgresql.conf");
   const extra = settings.map((s) => `${s.name} = ${s.setting}`).join("\n") + "\nhot_standby = on\n";
   if (!existsSync(conf)) writeFileSync(conf, extra);
