@@ -1,33 +1,77 @@
-import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { Form, Link, useLoaderData, useSearchParams, useSubmit } from "@remix-run/react";
-import { CopyButton, Empty, PageHeader } from "../components/ui";
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { Link, useActionData, useLoaderData, useSearchParams } from "@remix-run/react";
+import { Empty, PageHeader, Success } from "../components/ui";
+import { BulkBar, BulkConfirm, BulkError, type BulkActionData } from "../components/links-list/BulkBar";
+import { Filters, type FilterValues } from "../components/links-list/Filters";
+import { LinkRow } from "../components/links-list/LinkRow";
 import { load } from "../lib/errors.server";
+import { bulkAction } from "../components/links-list/bulk.server";
 import { requireActor } from "../lib/session.server";
-import { formatDate, formatDateTime } from "../lib/format";
+import { formatNumber } from "../lib/format";
+import type { ListInput } from "../../server/routers/links/list.schema";
 
 export const meta: MetaFunction = () => [{ title: "Links · Links" }];
+
+const BULK_FORM = "bulk";
 
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
   const sp = new URL(request.url).searchParams;
-  const q = sp.get("q")?.trim() || undefined;
-  const tag = sp.get("tag") || undefined;
-  const cursor = sp.get("cursor") || undefined;
-  const result = await load(request, () => context.caller.link.search({ q, tag, cursor, limit: 20 }));
-  return { ...result, q: q ?? "", tag: tag ?? "", paged: Boolean(cursor) };
+  const str = (k: string) => sp.get(k)?.trim() || undefined;
+  const page = str("page");
+  // As the URL has it: a bad value is the procedure's 400 VALIDATION_FAILED, not a silent default.
+  const input = {
+    q: str("q"),
+    sort: str("sort"),
+    tag: str("tag"),
+    domain: str("domain"),
+    status: str("status"),
+    page: page === undefined ? undefined : Number(page),
+  };
+  const now = Date.now();
+  const list = await load(request, () => context.caller.link.dashboardList(input as ListInput));
+  const filters: FilterValues = {
+    q: input.q ?? "",
+    sort: input.sort === "clicks" ? "clicks" : "newest",
+    tag: input.tag ?? "",
+    domain: input.domain ?? "",
+    status: input.status ?? "",
+  };
+  return { ...list, now, filters, deleted: sp.has("deleted") };
+}
+
+/** Two steps: `review` answers what would happen; only `confirm` calls the bulk procedure (bulk.server.ts). */
+export async function action({ context, request }: ActionFunctionArgs): Promise<BulkActionData> {
+  await requireActor(context, request);
+  return bulkAction(context, request);
 }
 
 export default function LinksIndex() {
   const data = useLoaderData<typeof loader>();
+  const result = useActionData<typeof action>();
   const [params] = useSearchParams();
-  const submit = useSubmit();
-  const nextParams = new URLSearchParams(params);
-  if (data.next_cursor) nextParams.set("cursor", data.next_cursor);
-  const firstParams = new URLSearchParams(params);
-  firstParams.delete("cursor");
+  const withParams = (set: Record<string, string | null>) => {
+    const p = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(set))
+      if (v === null) p.delete(k);
+      else p.set(k, v);
+    p.delete("deleted");
+    const s = p.toString();
+    return s ? `?${s}` : "?";
+  };
+  const tagHref = (t: string) => `/links${withParams({ tag: t, page: null })}`;
+  const review = result && "review" in result ? result.review : null;
+  const error = result && "error" in result ? result.error : null;
+  // Ticks stay as sent while the person reviews or fixes the action; a done action clears them.
+  const kept = new Set(review?.ids ?? (result && "ids" in result ? result.ids : []));
+  const slugOf = new Map(data.links.map((l) => [l.id, l.slug]));
+  const filtered = Boolean(data.filters.q || data.filters.tag || data.filters.domain || data.filters.status);
+  const first = (data.page - 1) * data.per_page + 1;
+  // A tag typed into the URL that no link has yet still shows as the selected filter.
+  const tags = data.filters.tag && !data.tags.includes(data.filters.tag) ? [...data.tags, data.filters.tag] : data.tags;
   return (
     <>
-      <PageHeader title="Links" subtitle="Your short links, newest first.">
+      <PageHeader title="Links" subtitle="Your short links, with their clicks.">
         <Link to="/links/import" className="btn-secondary">
           Import
         </Link>
@@ -38,42 +82,27 @@ export default function LinksIndex() {
           New link
         </Link>
       </PageHeader>
-      <Form
-        method="get"
-        role="search"
-        className="mb-4 flex flex-col gap-2 sm:flex-row sm:items-end"
-        onChange={(e) => {
-          // The tag filter applies at once; typing still waits for Enter or the button.
-          if ((e.target as HTMLElement).tagName === "SELECT") submit(e.currentTarget, { replace: true });
-        }}
-      >
-        <div className="flex-1">
-          <label htmlFor="q" className="label">
-            Search
-          </label>
-          <input id="q" name="q" type="search" className="input" placeholder="Slug, URL or tag" defaultValue={data.q} />
+      {data.deleted && !result ? (
+        <div className="mb-4">
+          <Success>Link deleted.</Success>
         </div>
-        <div className="sm:w-48">
-          <label htmlFor="tag" className="label">
-            Tag
-          </label>
-          <select id="tag" name="tag" className="input" defaultValue={data.tag}>
-            <option value="">All tags</option>
-            {data.tags.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
+      ) : null}
+      <Filters values={data.filters} tags={tags} domains={data.domains} />
+      {result && "done" in result ? (
+        <div className="mb-4">
+          <Success>{result.done}</Success>
         </div>
-        <button type="submit" className="btn-secondary">
-          Search
-        </button>
-      </Form>
+      ) : null}
+      {error ? <BulkError error={error} /> : null}
+      {review ? <BulkConfirm review={review} slugs={review.ids.map((id) => slugOf.get(id) ?? id)} cancelHref={withParams({})} /> : null}
       {data.links.length === 0 ? (
         <Empty>
-          {data.q || data.tag ? (
-            "No link matches."
+          {filtered ? (
+            "No link matches these filters."
+          ) : data.page > 1 ? (
+            <>
+              No links on this page. <Link to={withParams({ page: null })}>Go to the first page</Link>.
+            </>
           ) : (
             <>
               No links yet. <Link to="/links/new">Create your first short link</Link>.
@@ -81,65 +110,39 @@ export default function LinksIndex() {
           )}
         </Empty>
       ) : (
-        <ul className="space-y-3" aria-label="Links">
-          {data.links.map((l) => (
-            <li key={l.id} className="card !p-4" data-testid="link-row">
-              <div className="flex flex-wrap items-start justify-between gap-3">
-                <div className="min-w-0 flex-1">
-                  <p className="flex flex-wrap items-center gap-2">
-                    <a href={l.short_url} className="break-all font-mono font-semibold">
-                      {l.short_url.replace(/^https?:\/\//, "")}
-                    </a>
-                    {l.has_password ? <span className="badge">password</span> : null}
-                    {l.expires_at ? (
-                      <span className="badge" title={formatDateTime(l.expires_at)}>
-                        {l.expires_at < Date.now() ? "expired" : `expires ${formatDate(l.expires_at)}`}
-                      </span>
-                    ) : null}
-                    {l.targeting ? <span className="badge">targeting</span> : null}
-                    {l.og_title || l.og_image ? <span className="badge">share card</span> : null}
-                  </p>
-                  <p className="mt-1 truncate text-sm text-slate-600 dark:text-slate-400" title={l.url}>
-                    → {l.url}
-                  </p>
-                  {l.tags.length ? (
-                    <p className="mt-2 flex flex-wrap gap-1">
-                      {l.tags.map((t) => (
-                        <Link key={t} to={`/links?tag=${encodeURIComponent(t)}`} className="badge no-underline">
-                          #{t}
-                        </Link>
-                      ))}
-                    </p>
-                  ) : null}
-                </div>
-                <div className="flex flex-wrap gap-2">
-                  <CopyButton value={l.short_url} />
-                  <Link to={`/analytics?link=${l.id}`} className="btn-secondary">
-                    Analytics
-                  </Link>
-                  <Link to={`/links/${l.id}`} className="btn-secondary" aria-label={`Edit ${l.slug}`}>
-                    Edit
-                  </Link>
-                </div>
-              </div>
-            </li>
-          ))}
-        </ul>
+        <>
+          <BulkBar key={result && "done" in result ? result.done : "bar"} id={BULK_FORM} pageIds={data.links.map((l) => l.id)} />
+          <p className="mb-2 text-sm text-slate-600 dark:text-slate-400" data-testid="list-summary">
+            {formatNumber(first)}–{formatNumber(first + data.links.length - 1)} of {formatNumber(data.total)} {data.total === 1 ? "link" : "links"}
+          </p>
+          <ul className="space-y-3" aria-label="Links">
+            {data.links.map((l) => (
+              <LinkRow key={`${l.id}-${kept.has(l.id)}`} link={l} now={data.now} checked={kept.has(l.id)} tagHref={tagHref} formId={BULK_FORM} />
+            ))}
+          </ul>
+        </>
       )}
-      <nav aria-label="Pages" className="mt-6 flex justify-between">
-        {data.paged ? (
-          <Link to={`?${firstParams}`} className="btn-secondary">
-            ← First page
-          </Link>
-        ) : (
-          <span />
-        )}
-        {data.next_cursor ? (
-          <Link to={`?${nextParams}`} className="btn-secondary">
-            Next page →
-          </Link>
-        ) : null}
-      </nav>
+      {data.pages > 1 ? (
+        <nav aria-label="Pages" className="mt-6 flex flex-wrap items-center justify-between gap-2">
+          {data.page > 1 ? (
+            <Link to={withParams({ page: data.page === 2 ? null : String(data.page - 1) })} className="btn-secondary" rel="prev">
+              ← Previous page
+            </Link>
+          ) : (
+            <span />
+          )}
+          <span className="text-sm" aria-current="page">
+            Page {formatNumber(data.page)} of {formatNumber(data.pages)}
+          </span>
+          {data.page < data.pages ? (
+            <Link to={withParams({ page: String(data.page + 1) })} className="btn-secondary" rel="next">
+              Next page →
+            </Link>
+          ) : (
+            <span />
+          )}
+        </nav>
+      ) : null}
     </>
   );
 }

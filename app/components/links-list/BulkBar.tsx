@@ -1,0 +1,164 @@
+import { Form, Link } from "@remix-run/react";
+import { useEffect, useRef, useState } from "react";
+import type { FormError } from "../../lib/messages";
+import { formatDateTime } from "../../lib/format";
+
+export const BULK_OPS = {
+  add_tag: "Add a tag",
+  remove_tag: "Remove a tag",
+  set_expiry: "Set an expiry",
+  clear_expiry: "Remove the expiry",
+  delete: "Delete",
+} as const;
+export type BulkOp = keyof typeof BULK_OPS;
+
+/** What the action sends back: a step to confirm, the outcome, or what was wrong. */
+export type BulkReview = { op: BulkOp; ids: string[]; tag: string; expires_at: number | null };
+export type BulkActionData = { review: BulkReview } | { done: string } | { error: FormError; ids: string[] };
+
+/** The errors of a failed bulk action, every field included (the bulk form has no per-field slots). */
+export function BulkError({ error }: { error: FormError }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => ref.current?.focus(), [error]);
+  const details = Object.values(error.fields ?? {}).flat();
+  return (
+    <div ref={ref} tabIndex={-1} role="alert" className="alert-error mb-4">
+      <p>
+        {error.message} <span className="font-mono text-xs opacity-70">({error.error})</span>
+      </p>
+      {details.map((m) => (
+        <p key={m}>{m}</p>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * The bulk toolbar: a POST form the rows' checkboxes join by `form={id}`. "Select all on this page"
+ * also works without JavaScript (the action then takes `page_ids`); with it, it ticks the rows.
+ * Nothing is written until the confirmation step (`BulkConfirm`).
+ */
+export function BulkBar({ id, pageIds }: { id: string; pageIds: string[] }) {
+  const [selected, setSelected] = useState<number | null>(null);
+  const [op, setOp] = useState<BulkOp | "">("");
+  const [offset, setOffset] = useState<string | null>(null);
+  const allRef = useRef<HTMLInputElement>(null);
+  const pageKey = pageIds.join(",");
+  useEffect(() => {
+    const rows = () => [...document.querySelectorAll<HTMLInputElement>("input[data-row-select]")];
+    const count = () => {
+      const n = rows().filter((r) => r.checked).length;
+      setSelected(n);
+      if (allRef.current) {
+        allRef.current.checked = n > 0 && n === rows().length;
+        allRef.current.indeterminate = n > 0 && n < rows().length;
+      }
+    };
+    const onChange = (e: Event) => {
+      const t = e.target as HTMLInputElement;
+      if (t === allRef.current) rows().forEach((r) => (r.checked = t.checked));
+      if (t === allRef.current || t.matches("input[data-row-select]")) count();
+    };
+    count();
+    setOffset(String(new Date().getTimezoneOffset()));
+    document.addEventListener("change", onChange);
+    return () => document.removeEventListener("change", onChange);
+  }, [pageKey]);
+  const showTag = op === "" || op === "add_tag" || op === "remove_tag";
+  const showExpiry = op === "" || op === "set_expiry";
+  return (
+    <Form method="post" id={id} className="card mb-4 !p-3" aria-label="Bulk actions">
+      <div className="flex flex-wrap items-end gap-3">
+        <div className="flex items-center gap-2 self-center">
+          <input ref={allRef} id="select-all" type="checkbox" name="all" value="page" className="h-4 w-4" />
+          <label htmlFor="select-all" className="text-sm">
+            Select all on this page
+          </label>
+          {pageIds.map((p) => (
+            <input key={p} type="hidden" name="page_ids" value={p} />
+          ))}
+        </div>
+        <p className="self-center text-sm text-slate-600 dark:text-slate-400" aria-live="polite" data-testid="selected-count">
+          {selected === null ? "" : `${selected} selected`}
+        </p>
+        <div className="min-w-[10rem] flex-1 sm:flex-none">
+          <label htmlFor="bulk-op" className="label">
+            With the selected links
+          </label>
+          <select id="bulk-op" name="op" className="input" value={op} onChange={(e) => setOp(e.target.value as BulkOp | "")}>
+            <option value="">Choose an action…</option>
+            {Object.entries(BULK_OPS).map(([v, t]) => (
+              <option key={v} value={v}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </div>
+        {showTag ? (
+          <div className="min-w-[8rem] flex-1 sm:flex-none">
+            <label htmlFor="bulk-tag" className="label">
+              Tag to add or remove
+            </label>
+            <input id="bulk-tag" name="tag" className="input" placeholder="e.g. promo" autoCapitalize="none" spellCheck={false} />
+          </div>
+        ) : null}
+        {showExpiry ? (
+          <div className="min-w-[12rem] flex-1 sm:flex-none">
+            <label htmlFor="bulk-expiry" className="label">
+              Expires at {offset === null ? "(UTC)" : "(your time)"}
+            </label>
+            <input id="bulk-expiry" name="expires_at_local" type="datetime-local" className="input" />
+            {offset === null ? null : <input type="hidden" name="tz_offset" value={offset} />}
+          </div>
+        ) : null}
+        <button type="submit" name="step" value="review" className="btn-secondary">
+          Review…
+        </button>
+      </div>
+    </Form>
+  );
+}
+
+const describe = (r: BulkReview, n: string) => {
+  switch (r.op) {
+    case "add_tag":
+      return `Add the tag #${r.tag} to ${n}`;
+    case "remove_tag":
+      return `Remove the tag #${r.tag} from ${n}`;
+    case "set_expiry":
+      return `Make ${n} expire at ${formatDateTime(r.expires_at)}`;
+    case "clear_expiry":
+      return `Remove the expiry of ${n}`;
+    case "delete":
+      return `Delete ${n}. This cannot be undone.`;
+  }
+};
+
+/** The confirmation step: says exactly what will happen to which links; only its button writes. */
+export function BulkConfirm({ review, slugs, cancelHref }: { review: BulkReview; slugs: string[]; cancelHref: string }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), [review]);
+  const n = `${review.ids.length} ${review.ids.length === 1 ? "link" : "links"}`;
+  return (
+    <section aria-labelledby="bulk-confirm-title" className="alert-info mb-4" data-testid="bulk-confirm">
+      <h2 id="bulk-confirm-title" ref={ref} tabIndex={-1} className="font-semibold">
+        Confirm: {describe(review, n)}
+      </h2>
+      {slugs.length ? <p className="mt-1 break-words text-sm">{slugs.join(", ")}</p> : null}
+      <Form method="post" className="mt-3 flex flex-wrap gap-2">
+        {review.ids.map((id) => (
+          <input key={id} type="hidden" name="ids" value={id} />
+        ))}
+        <input type="hidden" name="op" value={review.op} />
+        <input type="hidden" name="tag" value={review.tag} />
+        <input type="hidden" name="expires_at" value={review.expires_at ?? ""} />
+        <button type="submit" name="step" value="confirm" className={review.op === "delete" ? "btn-danger" : "btn-primary"}>
+          {review.op === "delete" ? `Delete ${n}` : `Confirm for ${n}`}
+        </button>
+        <Link to={cancelHref} className="btn-secondary">
+          Cancel
+        </Link>
+      </Form>
+    </section>
+  );
+}

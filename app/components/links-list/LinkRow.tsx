@@ -1,0 +1,124 @@
+import { Link } from "@remix-run/react";
+import type { ListedLink } from "../../../server/routers/links/list.schema";
+import { CopyButton } from "../ui";
+import { formatDate, formatDateTime, formatNumber } from "../../lib/format";
+import { relativeTime, targetingSummary } from "./format";
+import { Sparkline } from "./Sparkline";
+
+/** Serialised by the loader: the same shape as the procedure's output. */
+export type Row = ListedLink;
+
+/**
+ * One link: a card that stacks at phone width and spreads into columns from `md` up. The checkbox
+ * belongs to the bulk form (`form` attribute), so the row can sit anywhere in the page.
+ */
+export function LinkRow({
+  link: l,
+  now,
+  checked,
+  tagHref,
+  formId,
+}: {
+  link: Row;
+  now: number;
+  checked: boolean;
+  tagHref: (tag: string) => string;
+  formId: string;
+}) {
+  const expired = l.expires_at !== null && l.expires_at <= now;
+  const targeting = targetingSummary(l.targeting);
+  const display = l.short_url.replace(/^https?:\/\//, "");
+  return (
+    <li className="card !p-4" data-testid="link-row" data-id={l.id}>
+      <div className="flex flex-col gap-3 md:flex-row md:items-start">
+        <div className="flex min-w-0 flex-1 items-start gap-3">
+          <input
+            type="checkbox"
+            name="ids"
+            value={l.id}
+            form={formId}
+            defaultChecked={checked}
+            className="mt-1 h-4 w-4 shrink-0"
+            aria-label={`Select ${display}`}
+            data-row-select
+          />
+          <div className="min-w-0 flex-1">
+            <p className="flex flex-wrap items-center gap-2">
+              <a href={l.short_url} className="break-all font-mono font-semibold">
+                {display}
+              </a>
+              {expired ? (
+                <span className="badge !bg-red-100 !text-red-800 dark:!bg-red-950 dark:!text-red-200" title={`Expired ${formatDateTime(l.expires_at)}`}>
+                  expired
+                </span>
+              ) : l.expires_at ? (
+                <span className="badge" title={formatDateTime(l.expires_at)}>
+                  expires {formatDate(l.expires_at)}
+                </span>
+              ) : null}
+              {l.has_password ? <span className="badge">password</span> : null}
+              {targeting ? (
+                <span className="badge" title={`Targeting: ${targeting}`}>
+                  targeting: {targeting}
+                </span>
+              ) : null}
+              {l.og_title || l.og_description || l.og_image ? (
+                <span className="badge" title={l.og_title ?? undefined}>
+                  share card
+                </span>
+              ) : null}
+            </p>
+            <p className="mt-1 truncate text-sm text-slate-600 dark:text-slate-400" title={l.url}>
+              <span className="sr-only">Destination: </span>→ {l.url}
+            </p>
+            <p className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-slate-600 dark:text-slate-400">
+              <span>
+                Created{" "}
+                <time dateTime={new Date(l.created_at).toISOString()} title={formatDateTime(l.created_at)}>
+                  {relativeTime(l.created_at, now)}
+                </time>
+              </span>
+              {l.tags.length ? (
+                <span className="flex flex-wrap gap-1">
+                  <span className="sr-only">Tags:</span>
+                  {l.tags.map((t) => (
+                    <Link key={t} to={tagHref(t)} className="badge no-underline" aria-label={`Tag ${t}: show links with this tag`}>
+                      #{t}
+                    </Link>
+                  ))}
+                </span>
+              ) : null}
+            </p>
+          </div>
+        </div>
+        <div className="flex items-center gap-3 md:w-56 md:flex-col md:items-end">
+          <div className="flex items-center gap-3" data-testid="clicks">
+            <Sparkline daily={l.clicks.daily} />
+            <p className="text-right text-sm leading-tight">
+              <span className="font-semibold tabular-nums" data-testid="clicks-total">
+                {formatNumber(l.clicks.total)}
+              </span>{" "}
+              {l.clicks.total === 1 ? "click" : "clicks"}
+              <br />
+              <span className="text-xs text-slate-600 dark:text-slate-400">
+                <span className="tabular-nums" data-testid="clicks-7d">
+                  {formatNumber(l.clicks.last_7_days)}
+                </span>{" "}
+                in 7 days
+              </span>
+            </p>
+          </div>
+        </div>
+      </div>
+      <div className="mt-3 flex flex-wrap gap-2 border-t border-slate-100 pt-3 dark:border-slate-800">
+        <CopyButton value={l.short_url} />
+        <Link to={`/analytics?link=${l.id}`} className="btn-secondary" aria-label={`Analytics of ${l.slug}`}>
+          Analytics
+        </Link>
+        <Link to={`/links/${l.id}`} className="btn-secondary" aria-label={`Edit ${l.slug}`}>
+          Edit
+        </Link>
+      </div>
+    </li>
+  );
+}

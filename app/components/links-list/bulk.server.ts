@@ -1,0 +1,48 @@
+import type { AppLoadContext } from "@remix-run/node";
+import { attempt, fieldError } from "../../lib/errors.server";
+import { expiryFromLocal } from "../../lib/link-form";
+import { TAG_RE } from "../../../server/routers/links/links.schema";
+import { BULK_OPS, type BulkActionData, type BulkOp } from "./BulkBar";
+
+/**
+ * The links list's bulk form. `step=review` only reads the form and answers what would happen;
+ * `step=confirm` runs the bulk procedure (one transaction, the same checks as single edits).
+ * Server-only: the schema module pulls in Node's Buffer.
+ */
+export async function bulkAction(context: AppLoadContext, request: Request): Promise<BulkActionData> {
+  const form = await request.formData();
+  const ids = (form.get("all") === "page" ? form.getAll("page_ids") : form.getAll("ids")).map(String);
+  const op = String(form.get("op") ?? "") as BulkOp;
+  const tag = String(form.get("tag") ?? "")
+    .trim()
+    .toLowerCase()
+    .replace(/^#/, "");
+  const fail = (field: string, message: string) => ({ error: fieldError({ [field]: [message] }), ids });
+  if (!(op in BULK_OPS)) return fail("op", "Choose what to do with the selected links.");
+  if (!ids.length) return fail("ids", "Select at least one link.");
+  if ((op === "add_tag" || op === "remove_tag") && !TAG_RE.test(tag)) return fail("tag", "Give a tag: 1-24 characters of a-z, 0-9 and -.");
+  const confirmed = form.get("step") === "confirm";
+  let expires: number | null = null;
+  if (op === "set_expiry") {
+    expires = confirmed ? Number(form.get("expires_at")) : expiryFromLocal(String(form.get("expires_at_local") ?? ""), String(form.get("tz_offset") ?? ""));
+    if (expires === null || !Number.isFinite(expires) || expires <= 0) return fail("expires_at", "Give the date and time the links expire at.");
+  }
+  if (!confirmed) return { review: { op, ids, tag, expires_at: expires } };
+  const caller = context.caller.link;
+  const r = await attempt(request, () => {
+    if (op === "add_tag") return caller.bulkTag({ ids, add: [tag] });
+    if (op === "remove_tag") return caller.bulkTag({ ids, remove: [tag] });
+    if (op === "set_expiry" || op === "clear_expiry") return caller.bulkExpiry({ ids, expires_at: expires });
+    return caller.bulkDelete({ ids });
+  });
+  if (!r.ok) return { error: r.error, ids };
+  const n = `${r.value.updated} ${r.value.updated === 1 ? "link" : "links"}`;
+  const done: Record<BulkOp, string> = {
+    add_tag: `Tagged ${n} #${tag}.`,
+    remove_tag: `Removed #${tag} from ${n}.`,
+    set_expiry: `Set the expiry of ${n}.`,
+    clear_expiry: `Removed the expiry of ${n}.`,
+    delete: `Deleted ${n}.`,
+  };
+  return { done: done[op] };
+}

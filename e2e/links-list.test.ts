@@ -1,0 +1,153 @@
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launch, newPage, shot, signIn, startServer, USER_AGENT, type Server } from "./harness";
+
+let server: Server;
+let browser: Browser;
+let ctx: BrowserContext;
+let page: Page & { problems: string[] };
+const run = Date.now().toString(36);
+const slugs = { busy: `busy-${run}`, quiet: `quiet-${run}`, locked: `locked-${run}` };
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launch()]);
+  ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, userAgent: USER_AGENT });
+  page = await newPage(ctx);
+  await signIn(page, server, `list-${run}@example.com`);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function createLink(slug: string, fill: (p: Page) => Promise<void> = async () => {}) {
+  await page.goto(`${server.appUrl}/links/new`);
+  await page.getByLabel("Destination URL").fill(`${server.appUrl}/report?from=${slug}`);
+  await page.getByLabel("Custom slug").fill(slug);
+  await fill(page);
+  await page.getByRole("button", { name: "Create link" }).click();
+  await page.waitForURL(/\/links\/[0-9a-z]{8}\?created=1/);
+  ids[slug] = page.url().match(/\/links\/([0-9a-z]{8})/)![1];
+}
+
+/** Visits a short link as a person would (a browser's User-Agent), so the click counts. */
+async function visit(slug: string, times: number) {
+  for (let i = 0; i < times; i++) {
+    const v = await browser.newPage({ userAgent: USER_AGENT });
+    await v.goto(`${server.redirectUrl}/${slug}`);
+    await v.close();
+  }
+}
+
+const row = (slug: string) => page.getByTestId("link-row").filter({ hasText: slug });
+const rowSlugs = async () => (await page.getByTestId("link-row").locator("a.font-mono").allTextContents()).map((t) => t.split("/").pop());
+
+describe("links list in Chromium", () => {
+  it("shows each link's clicks (all time and 7 days), created time, tags and badges", async () => {
+    await createLink(slugs.busy, (p) => p.getByLabel("Tags").fill("launch"));
+    await createLink(slugs.quiet, (p) => p.getByLabel("Title", { exact: true }).fill("Quiet card"));
+    await createLink(slugs.locked, (p) => p.locator('input[name="password"]').fill("open sesame"));
+    await visit(slugs.busy, 3);
+    await visit(slugs.quiet, 1);
+    await page.goto(`${server.appUrl}/links`);
+    // Clicks are written in batches, off the request path: reload until they show.
+    for (let i = 0; i < 40 && (await row(slugs.busy).getByTestId("clicks-total").textContent()) !== "3"; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      await page.reload();
+    }
+    expect(await row(slugs.busy).getByTestId("clicks-total").textContent()).toBe("3");
+    expect(await row(slugs.busy).getByTestId("clicks-7d").textContent()).toBe("3");
+    expect(await row(slugs.quiet).getByTestId("clicks-total").textContent()).toBe("1");
+    expect(await row(slugs.locked).getByTestId("clicks-total").textContent()).toBe("0");
+    expect(
+      await row(slugs.busy)
+        .getByRole("img", { name: /^Clicks per day, last 14 days: (0, ){13}3$/ })
+        .count(),
+    ).toBe(1);
+    const created = row(slugs.busy).locator("time");
+    expect(await created.textContent()).toMatch(/just now|minute/);
+    expect(await created.getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+    expect(
+      await row(slugs.busy)
+        .getByRole("link", { name: /^Tag launch/ })
+        .count(),
+    ).toBe(1);
+    expect(await row(slugs.locked).getByText("password", { exact: true }).count()).toBe(1);
+    expect(await row(slugs.quiet).getByText("share card", { exact: true }).count()).toBe(1);
+    await shot(page, "links-list-1280px");
+  });
+
+  it("sorts by most clicks, and keeps the choice in the URL", async () => {
+    await page.goto(`${server.appUrl}/links`);
+    expect(await rowSlugs()).toEqual([slugs.locked, slugs.quiet, slugs.busy]);
+    await page.getByLabel("Sort").selectOption("clicks");
+    await page.waitForURL(/sort=clicks/);
+    await page.getByTestId("link-row").first().filter({ hasText: slugs.busy }).waitFor();
+    expect(await rowSlugs()).toEqual([slugs.busy, slugs.quiet, slugs.locked]);
+    await page.goBack();
+    await page.waitForURL((u) => !u.search.includes("sort=clicks"));
+    await page.getByTestId("link-row").first().filter({ hasText: slugs.locked }).waitFor();
+  });
+
+  it("filters by status and by tag", async () => {
+    await page.goto(`${server.appUrl}/links`);
+    await page.getByLabel("Status").selectOption("password");
+    await page.waitForURL(/status=password/);
+    await page.getByTestId("list-summary").filter({ hasText: "of 1 link" }).waitFor();
+    expect(await rowSlugs()).toEqual([slugs.locked]);
+    await page.goto(`${server.appUrl}/links?tag=launch`);
+    expect(await rowSlugs()).toEqual([slugs.busy]);
+  });
+
+  it("adds a tag to the selected links after a confirmation step", async () => {
+    await page.goto(`${server.appUrl}/links`);
+    await row(slugs.quiet).getByRole("checkbox").check();
+    await row(slugs.locked).getByRole("checkbox").check();
+    await page.getByTestId("selected-count").filter({ hasText: "2 selected" }).waitFor();
+    await page.getByLabel("With the selected links").selectOption("add_tag");
+    await page.getByLabel("Tag to add or remove").fill("promo");
+    await page.getByRole("button", { name: "Review…" }).click();
+    const confirm = page.getByTestId("bulk-confirm");
+    await confirm.waitFor();
+    expect(await confirm.textContent()).toContain("Add the tag #promo to 2 links");
+    // Nothing is written before the confirmation.
+    expect(await page.getByRole("link", { name: /^Tag promo/ }).count()).toBe(0);
+    await shot(page, "links-list-bulk-confirm-1280px");
+    await confirm.getByRole("button", { name: "Confirm for 2 links" }).click();
+    await page.getByText("Tagged 2 links #promo.").waitFor();
+    await row(slugs.quiet)
+      .getByRole("link", { name: /^Tag promo/ })
+      .waitFor();
+    await shot(page, "links-list-bulk-done-1280px");
+    expect(
+      await row(slugs.quiet)
+        .getByRole("link", { name: /^Tag promo/ })
+        .count(),
+    ).toBe(1);
+    expect(
+      await row(slugs.locked)
+        .getByRole("link", { name: /^Tag promo/ })
+        .count(),
+    ).toBe(1);
+    expect(
+      await row(slugs.busy)
+        .getByRole("link", { name: /^Tag promo/ })
+        .count(),
+    ).toBe(0);
+    expect(page.problems).toEqual([]);
+  });
+
+  it("fits a phone's width, and a link's page too", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${server.appUrl}/links`);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await shot(page, "links-list-390px");
+    await page.goto(`${server.appUrl}/links/${ids[slugs.busy]}`);
+    await shot(page, "link-page-390px");
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.reload();
+    await shot(page, "link-page-1280px");
+    expect(page.problems).toEqual([]);
+  });
+});
