@@ -8,9 +8,10 @@
 //   5. memory under redirect load with ~1.66M links stored; start to first answer
 //   6. POST /links and GET /links throughput
 //   7. CSV import: 100,000 rows by the command line and by a server's import runner (bench/import.ts)
+//   8. linkslist: the dashboard's links list (link.dashboardList) over 10,000 links with tags and clicks
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000), BENCH_SMALL,
-// BENCH_ONLY (comma list of: redirects,api,analytics,memory,slugs,ingest,start,import),
+// BENCH_ONLY (comma list of: redirects,api,analytics,memory,slugs,ingest,start,import,linkslist),
 // BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds).
 import { execSync } from "node:child_process";
 import { fork, type ChildProcess } from "node:child_process";
@@ -20,7 +21,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { count, eq } from "drizzle-orm";
 import postgres from "postgres";
-import { openDatabase } from "../db/client";
+import { openDatabase, type Database } from "../db/client";
 import { clicks, domains, links } from "../db/schema";
 import { newLinkId } from "../server/lib/ids";
 import { createUserWithWorkspace, issueToken } from "../server/lib/users";
@@ -30,6 +31,11 @@ import { NAMESPACE, isFreeSlot, seedClicks, seedSlugNamespace, slugOf } from "./
 import { root, freePort, samplePeak, startServer } from "./server";
 import { benchIngest, benchSlugs } from "./sections";
 import { benchImportCli, benchImportServer } from "./import";
+import { parseConfig } from "../server/config";
+import { createServices } from "../server/core/services";
+import { createContextInner } from "../server/trpc/context";
+import { createCaller } from "../server/routers";
+import type { ListInput } from "../server/routers/links/list.schema";
 
 const env = process.env;
 const SMALL = Boolean(env.BENCH_SMALL && env.BENCH_SMALL !== "0");
@@ -75,6 +81,68 @@ const merge = (results: LoadResult[]) => {
   for (const r of results) for (const [s, n] of r.statuses) statuses.set(s, (statuses.get(s) ?? 0) + n);
   return { requests, rps: requests / seconds, p50: percentile(all, 50), p99: percentile(all, 99), statuses, errors: results.reduce((s, r) => s + r.errors, 0) };
 };
+
+/**
+ * `n` links in `workspaceId` for the links list: creation times over 90 days, 0-3 tags of 20
+ * (tag-7 on one link in 20), some with a password, an expiry (half of them past) or a share card;
+ * then `clicks` clicks spread over them with their hourly rollups (seedClicks).
+ */
+async function seedLinksList(sql: postgres.Sql, workspaceId: string, n: number, clicks: number) {
+  const now = Date.now();
+  await sql.unsafe(`
+    insert into links (id, workspace_id, slug, url, kind, tags, expires_at, password_hash, og_title, created_at, updated_at)
+    select 'l' || lpad(i::text, 7, '0'), '${workspaceId}', 'list-' || i, 'https://example.com/list/' || i || '?campaign=c' || (i % 97), 'link',
+      case when i % 4 = 0 then '{}'::text[]
+           when i % 4 = 1 then array['tag-' || (i % 20)]
+           else array['tag-' || (i % 20), 'camp-' || (i % 13)] end,
+      case when i % 10 = 0 then ${now} + (i % 3 - 1) * 86400000::bigint end,
+      case when i % 15 = 0 then 'x' end,
+      case when i % 6 = 0 then 'Title ' || i end,
+      ${now} - i::bigint * 777000, ${now} - i::bigint * 777000
+    from generate_series(1, ${n}) i`);
+  await sql.unsafe(`vacuum analyze links`);
+  const ids = (await sql.unsafe<{ id: string }[]>(`select id from links where workspace_id = '${workspaceId}' order by id`)).map((r) => r.id);
+  await seedClicks(sql, { workspaceId, bigLinkId: ids[0], big: Math.floor(clicks / 10), otherLinkIds: ids.slice(1), total: clicks });
+}
+
+/** link.dashboardList through a tRPC caller, as the page's loader calls it: a new context (token lookup included) per call. */
+async function benchLinksList(database: Database, databaseUrl: string, dataDir: string, token: string) {
+  const config = parseConfig({
+    APP_URL: "http://127.0.0.1:1",
+    REDIRECT_URL: "http://127.0.0.1:2",
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "error",
+  });
+  const app = await createServices(config, database);
+  await app.clicks?.close();
+  const call = (input: Partial<ListInput>) =>
+    createCaller(createContextInner(app, { headers: { authorization: `Bearer ${token}` }, method: "GET" })).link.dashboardList(input as ListInput);
+  const cases: [string, Partial<ListInput>][] = [
+    ["newest first, page 1", {}],
+    ["newest first, page 100", { page: 100 }],
+    ["most clicks, page 1", { sort: "clicks" }],
+    ["tag filter (tag-7)", { tag: "tag-7" }],
+    ['search ("list/12")', { q: "list/12" }],
+    ["status expired, most clicks", { status: "expired", sort: "clicks" }],
+  ];
+  const out: [string, { p50: number; p95: number; n: number }][] = [];
+  for (const [what, input] of cases) {
+    const first = await call(input); // warms the pool and the plan cache
+    if (!first.links.length) throw new Error(`linkslist: ${what} found nothing`);
+    const lat: number[] = [];
+    for (let i = 0; i < (SMALL ? 30 : 100); i++) {
+      const t = performance.now();
+      await call(input);
+      lat.push(performance.now() - t);
+    }
+    const sorted = Float64Array.from(lat).sort();
+    out.push([what, { p50: percentile(sorted, 50), p95: percentile(sorted, 95), n: lat.length }]);
+  }
+  await app.limits.close();
+  app.mail.close();
+  return out;
+}
 
 async function main() {
   execSync("node scripts/ensure-build.mjs", { cwd: root, stdio: "inherit" });
@@ -240,6 +308,26 @@ async function main() {
         "≤ 60 s",
         s.ms <= 60_000 && s.created === n,
       );
+    }
+
+    // ---- 8. the dashboard's links list (issue 15), before the big seeding ----------------------
+    if (on("linkslist")) {
+      const n = 10_000;
+      const clicksTotal = SMALL ? 50_000 : 200_000;
+      log(`links list: ${f(n)} links with tags, ${f(clicksTotal)} clicks, link.dashboardList in process`);
+      const lister = await createUserWithWorkspace(database.db, { email: "lister@bench.test", plan: "pro" });
+      const listerToken = (await issueToken(database.db, lister.id, "bench")).token;
+      await timed("links + clicks + rollups", () => seedLinksList(sql, lister.workspaceId, n, clicksTotal));
+      const r = await benchLinksList(database, dbUrl.href, path.join(dataDir, "linkslist"), listerToken);
+      for (const [what, s] of r) {
+        row(
+          "linkslist",
+          `${what}, ${f(n)} links (server time, p50 / p95)`,
+          `p50 ${f(s.p50, 1)} ms, p95 ${f(s.p95, 1)} ms (${s.n} calls)`,
+          "p50 ≤ 50 ms",
+          s.p50 <= 50,
+        );
+      }
     }
 
     // ---- seeding: 99% of the slug namespace, 10M clicks ---------------------------------------

@@ -94,67 +94,56 @@ async function dailyClicks(db: Db, ids: string[], now: number): Promise<Map<stri
 export async function listDashboardLinks(app: AppServices, actor: Actor, input: ListInput, now = Date.now()): Promise<ListOutput> {
   return app.reads.run(actor.workspaceId, async (db) => {
     const ws = actor.workspaceId;
-    const [tagRows, domainRows] = [
-      await db
+    const where = await filterConditions(db, app, ws, input, now);
+    const offset = (input.page - 1) * LIST_PAGE_SIZE;
+    // Independent reads run side by side on the pool (PGlite queues them).
+    const [tagRows, domainRows, counted, rows] = await Promise.all([
+      db
         .selectDistinct({ tag: sql<string>`unnest(${links.tags})` })
         .from(links)
         .where(ownLinks(ws)),
-      await db.select({ name: domains.name }).from(domains).where(eq(domains.workspaceId, ws)).orderBy(asc(domains.name)),
-    ];
-    const meta = {
+      db.select({ name: domains.name }).from(domains).where(eq(domains.workspaceId, ws)).orderBy(asc(domains.name)),
+      where
+        ? db
+            .select({ total: count() })
+            .from(links)
+            .where(and(...where))
+        : [{ total: 0 }],
+      where ? pageRows(db, where, input.sort, offset) : [],
+    ]);
+    const total = counted[0].total;
+    const ids = rows.map((r) => r.id);
+    const [all, week, daily, dtos] = await Promise.all([
+      countClicks(db, ids),
+      countClicks(db, ids, now - 7 * DAY_MS, now),
+      dailyClicks(db, ids, now),
+      linkDtos(db, app.config, rows),
+    ]);
+    return {
       per_page: LIST_PAGE_SIZE,
       page: input.page,
       tags: tagRows.map((r) => r.tag).sort(),
       domains: [app.config.redirectDomain, ...domainRows.map((d) => d.name)],
-    };
-    const where = await filterConditions(db, app, ws, input, now);
-    if (!where) return { ...meta, links: [], total: 0, pages: 0 };
-    const [{ total }] = await db
-      .select({ total: count() })
-      .from(links)
-      .where(and(...where));
-    const offset = (input.page - 1) * LIST_PAGE_SIZE;
-    let rows: LinkRow[] = [];
-    if (offset < total) {
-      if (input.sort === "clicks") {
-        // All-time clicks of every link of the workspace: the sum of its hourly rollups (`countClicks` without a range).
-        const totals = db
-          .select({ linkId: clickRollups.linkId, n: sql<number>`sum(${clickRollups.count})`.as("n") })
-          .from(clickRollups)
-          .where(inArray(clickRollups.linkId, db.select({ id: links.id }).from(links).where(eq(links.workspaceId, ws))))
-          .groupBy(clickRollups.linkId)
-          .as("totals");
-        const found = await db
-          .select({ link: links })
-          .from(links)
-          .leftJoin(totals, eq(totals.linkId, links.id))
-          .where(and(...where))
-          .orderBy(sql`coalesce(${totals.n}, 0) desc`, desc(links.createdAt), desc(links.id))
-          .limit(LIST_PAGE_SIZE)
-          .offset(offset);
-        rows = found.map((r) => r.link);
-      } else {
-        rows = await db
-          .select()
-          .from(links)
-          .where(and(...where))
-          .orderBy(desc(links.createdAt), desc(links.id))
-          .limit(LIST_PAGE_SIZE)
-          .offset(offset);
-      }
-    }
-    const ids = rows.map((r) => r.id);
-    const all = await countClicks(db, ids);
-    const week = await countClicks(db, ids, now - 7 * DAY_MS, now);
-    const daily = await dailyClicks(db, ids, now);
-    const dtos = await linkDtos(db, app.config, rows);
-    return {
-      ...meta,
       total,
       pages: Math.ceil(total / LIST_PAGE_SIZE),
       links: dtos.map((l) => ({ ...l, clicks: { total: all.get(l.id) ?? 0, last_7_days: week.get(l.id) ?? 0, daily: daily.get(l.id) ?? [] } })),
     };
   });
+}
+
+/**
+ * One page of links. "clicks" orders by each link's all-time count, the sum of its hourly rollups
+ * (what `countClicks` answers without a range), read per link through the rollups' primary key:
+ * the cost follows the workspace's own rollups, not the whole table's.
+ */
+async function pageRows(db: Db, where: SQL[], sort: ListInput["sort"], offset: number): Promise<LinkRow[]> {
+  const q = db
+    .select()
+    .from(links)
+    .where(and(...where));
+  const byClicks = sql`(select coalesce(sum(r.count), 0) from ${clickRollups} r where r.link_id = ${links.id}) desc`;
+  const ordered = sort === "clicks" ? q.orderBy(byClicks, desc(links.createdAt), desc(links.id)) : q.orderBy(desc(links.createdAt), desc(links.id));
+  return ordered.limit(LIST_PAGE_SIZE).offset(offset);
 }
 
 /**
