@@ -10,6 +10,7 @@ import type { CacheEntry, DomainEntry } from "./lookup";
 import { startClickRecorder, type ClickRecorder } from "./clicks";
 import { startClickMaintenance } from "./click-partitions";
 import { createReadRouting, type ReadRouting } from "./read-routing";
+import { createInvalidation } from "./invalidation";
 
 export const LINK_CHANNEL = "link_changed";
 /** Payload on LINK_CHANNEL meaning "branded domains changed" (no slug or cache key has a `!`). */
@@ -65,39 +66,23 @@ export async function createServices(
     log,
     metrics,
     linkCache,
-    async invalidateSlugs(slugs) {
-      for (const s of slugs) linkCache.delete(s);
-      for (const s of slugs) {
-        try {
-          await database.notify(LINK_CHANNEL, s);
-        } catch (e) {
-          // Other instances then miss one invalidation; their entries still expire by TTL.
-          log.warn({ err: e }, "link invalidation notify failed");
-        }
-      }
-    },
+    invalidateSlugs: (slugs) => invalidation.invalidate(slugs),
     domainCache,
-    async invalidateDomains() {
-      domainCache.clear();
-      try {
-        await database.notify(LINK_CHANNEL, DOMAINS_CHANGED);
-      } catch (e) {
-        log.warn({ err: e }, "domain invalidation notify failed");
-      }
-    },
+    invalidateDomains: () => invalidation.invalidate([DOMAINS_CHANGED]),
   };
-  // On every (re)subscription the cache is dropped: notifications sent while the listener was
-  // disconnected are lost, so nothing cached before can be trusted.
-  await database.listen(
-    LINK_CHANNEL,
-    (key) => (key === DOMAINS_CHANGED ? domainCache.clear() : linkCache.delete(key)),
-    () => (linkCache.clear(), domainCache.clear()),
-  );
+  // Confirmed by every other instance before a write answers (invalidation.ts).
+  const invalidation = await createInvalidation({
+    database,
+    channel: LINK_CHANNEL,
+    log,
+    drop: (key) => (key === DOMAINS_CHANGED ? domainCache.clear() : linkCache.delete(key)),
+    reset: () => (linkCache.clear(), domainCache.clear()),
+  });
   // Click partitions for this month and the next ones (and retention), before the first click.
   const upkeep = await startClickMaintenance(services);
   const clicks = startClickRecorder(services);
   const closeClicks = clicks.close;
-  clicks.close = () => (upkeep.stop(), closeClicks());
+  clicks.close = () => (upkeep.stop(), invalidation.close(), closeClicks());
   services.clicks = clicks;
   return services;
 }

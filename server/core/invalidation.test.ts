@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase, type Database } from "../../db/client";
+import { createTestDatabase } from "../../db/test-db";
+import { createLogger } from "../lib/log";
+import { createInvalidation, type Invalidation } from "./invalidation";
+
+// A write's cache invalidation is confirmed by every other instance before the write answers, so the
+// caller's next request sees it on any instance (issue 13, issue 16: "a PATCH made on one is followed
+// by the other on the next request").
+
+const log = createLogger("silent");
+let primary: Awaited<ReturnType<typeof createTestDatabase>>;
+const extra: Database[] = [];
+const open: Invalidation[] = [];
+
+beforeAll(async () => {
+  primary = await createTestDatabase();
+});
+afterAll(async () => {
+  for (const i of open) i.close();
+  for (const d of extra) await d.close();
+  await primary?.dispose();
+});
+
+/** An instance: its own connection (PostgreSQL) and a cache of keys. */
+async function instance(database: Database) {
+  const cache = new Set<string>();
+  const inv = await createInvalidation({ database, channel: "test_changed", log, drop: (k) => cache.delete(k), reset: () => cache.clear() });
+  open.push(inv);
+  return { cache, inv };
+}
+
+describe("one instance (PGlite or PostgreSQL)", () => {
+  it("drops the keys at once and resolves with nobody else to wait for", async () => {
+    const a = await instance(primary);
+    a.cache.add("k1").add("k2").add("k3");
+    await a.inv.invalidate(["k1", "k2"]);
+    expect([...a.cache]).toEqual(["k3"]);
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)("two instances on one PostgreSQL database", () => {
+  const second = async () => {
+    const d = await openDatabase({ databaseUrl: primary.url!, migrate: false, poolSize: 2 });
+    extra.push(d);
+    return d;
+  };
+
+  it("another instance has dropped the keys when the writer's invalidate resolves", async () => {
+    const a = await instance(primary);
+    const b = await instance(await second());
+    // Each knows the other once a heartbeat arrived.
+    await new Promise((r) => setTimeout(r, 1200));
+    for (let i = 0; i < 50; i++) {
+      b.cache.add(`slug-${i}`);
+      await a.inv.invalidate([`slug-${i}`]);
+      // No waiting here: the very next request on B must not find the old entry.
+      expect(b.cache.has(`slug-${i}`), `round ${i}`).toBe(false);
+    }
+  });
+
+  it("drops every key of a write too large for one NOTIFY, confirmed once", async () => {
+    const a = await instance(primary);
+    const b = await instance(await second());
+    await new Promise((r) => setTimeout(r, 1200));
+    const keys = Array.from({ length: 3000 }, (_, i) => `domain-${i}/slug-${i}`);
+    for (const k of keys) b.cache.add(k);
+    await a.inv.invalidate(keys);
+    expect(b.cache.size).toBe(0);
+  });
+
+  it("a peer that stopped answering delays a write by at most the acknowledgement timeout, not for ever", async () => {
+    const a = await instance(primary);
+    const dbB = await second();
+    const b = await instance(dbB);
+    await new Promise((r) => setTimeout(r, 1200));
+    // B's connection goes away without a goodbye (a crash): A still counts it as alive for a while.
+    await dbB.close();
+    b.cache.add("x");
+    await a.inv.invalidate(["x"]);
+    await a.inv.invalidate(["y"]);
+  });
+});
