@@ -109,4 +109,4 @@ it("existing clicks migrate to month partitions: every row kept in its month's p
     await q(`INSERT INTO clicks (link_id, ts, workspace_id, "timestamp", device, rule) VALUES ${row(nextMonth + 1, "d")}`);
     expect(await q(`SELECT tableoid::regclass::text AS p FROM clicks WHERE ts LIKE '${nextMonth + 1}#%'`)).toEqual([{ p: month(nextMonth) }]);
   });
-});
+}, 120_000); // two databases migrated from scratch, on a busy machine
