@@ -12,6 +12,8 @@ const VIEWPORTS = [
   ["desktop", { width: 1280, height: 900 }],
   ["phone", { width: 390, height: 844 }],
 ] as const;
+/** The full account is also audited in the dark colour scheme (contrast differs). */
+const DARK = ["desktop-dark", { width: 1280, height: 900 }] as const;
 
 let server: Server;
 let browser: Browser;
@@ -32,7 +34,8 @@ afterAll(async () => {
 });
 
 /** A context whose pages accept the injected axe script (the app's CSP allows only its own nonce). */
-const context = (viewport: { width: number; height: number }) => browser.newContext({ viewport, userAgent: USER_AGENT, bypassCSP: true });
+const context = (viewport: { width: number; height: number }, colorScheme: "light" | "dark" = "light") =>
+  browser.newContext({ viewport, userAgent: USER_AGENT, bypassCSP: true, colorScheme });
 
 type Found = { id: string; impact: string | null; help: string; nodes: string[] };
 
@@ -226,8 +229,8 @@ describe("axe-core finds no serious or critical violation", () => {
     await ctx.close();
 
     const violations: string[] = [];
-    for (const [name, viewport] of VIEWPORTS) {
-      const c = await context(viewport);
+    for (const [name, viewport] of [...VIEWPORTS, DARK]) {
+      const c = await context(viewport, name === DARK[0] ? "dark" : "light");
       const p = await newPage(c);
       await signIn(p, server, adminEmail);
       violations.push(...(await auditAll(p, `full/${name}`, signedIn(true, true))));
@@ -240,8 +243,8 @@ describe("axe-core finds no serious or critical violation", () => {
 
   it("on every public page, signed out, at desktop and phone width (the linktree and invitation of the full account included)", async () => {
     const violations: string[] = [];
-    for (const [name, viewport] of VIEWPORTS) {
-      const ctx = await context(viewport);
+    for (const [name, viewport] of [...VIEWPORTS, DARK]) {
+      const ctx = await context(viewport, name === DARK[0] ? "dark" : "light");
       const page = await newPage(ctx);
       const extra = [...(full.treeSlug ? [`${server.redirectUrl}/${full.treeSlug}`] : []), ...(full.inviteUrl ? [full.inviteUrl] : [])];
       violations.push(...(await auditAll(page, `signed-out/${name}`, [...SIGNED_OUT, ...extra])));

@@ -59,6 +59,9 @@ it("the analytics page shows totals, the comparison and breakdowns in the viewer
   expect(await germany.textContent()).toMatch(/\(DE\)\s*2/);
   expect(await page.getByTestId("breakdown-city").textContent()).toContain("Boston, US");
   await shot(page, "analytics-page-1280");
+  // The CSV export covers the same range: the four clicks.
+  const csv = await ctx.request.get(new URL((await page.getByTestId("export-csv").getAttribute("href"))!, server.appUrl).href);
+  expect((await csv.text()).trim().split("\r\n")).toHaveLength(5);
 
   // Cross-filtering: Chrome only, so no US click is left anywhere on the page.
   await page

@@ -56,7 +56,7 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
     filters,
     d,
     days,
-    exportQuery: new URLSearchParams({ ...(linkId ? { link: linkId } : {}), from: d.from_day, to: d.to_day }).toString(),
+    exportQuery: new URLSearchParams({ ...(linkId ? { link: linkId } : {}), start: String(d.from), end: String(d.to) }).toString(),
   };
 }
 

@@ -35,8 +35,13 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
   const sp = new URL(request.url).searchParams;
   const linkId = sp.get("link") || null;
-  const range = parseRange(sp);
-  const { clicks } = await load(request, () => context.caller.analytics.export(rangeQuery(linkId, range)));
+  // `start`/`end` (ms, inclusive): the analytics page's exact range, whose days are the viewer's; else UTC days.
+  const [start, end] = [sp.get("start"), sp.get("end")];
+  const query =
+    start !== null || end !== null
+      ? { ...(linkId ? { link_id: linkId } : {}), ...(start !== null ? { from: start } : {}), ...(end !== null ? { to: end } : {}) }
+      : rangeQuery(linkId, parseRange(sp));
+  const { clicks } = await load(request, () => context.caller.analytics.export(query));
   const rows = clicks.map((c) => {
     const r = { ...c, timestamp_iso: new Date(c.timestamp).toISOString() } as Record<string, unknown>;
     return COLUMNS.map((k) => cell(r[k])).join(",");
