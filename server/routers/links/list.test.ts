@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray } from "drizzle-orm";
-import { domains, links } from "../../../db/schema";
+import { domains, links, memberships } from "../../../db/schema";
+import { issueToken } from "../../lib/users";
+import { removeMember } from "../workspaces/workspaces.service";
 import { toPublicError } from "../../domain/errors";
 import { clickTs, newLinkId } from "../../lib/ids";
 import type { ClickRecord } from "../../core/clicks";
@@ -267,6 +269,28 @@ describe("bulk actions", () => {
     expect((await errorOf(t.caller({}).link.bulkDelete({ ids: [l.id] }))).error).toBe("UNAUTHORIZED");
     const stranger = await t.user();
     expect((await errorOf(as(stranger).link.bulkExpiry({ ids: [l.id], expires_at: null }))).error).toBe("NOT_FOUND");
+  });
+
+  it("lets a member of the workspace bulk-edit as they edit one link, and no longer once removed", async () => {
+    const owner = await t.user();
+    const m = await t.user({ plan: "pro" }); // a second live token
+    await t.app.db.insert(memberships).values({ workspaceId: owner.workspaceId, userId: m.id, role: "member", joinedAt: Date.now() });
+    const { token } = await issueToken(t.app.db, m.id, "shared", owner.workspaceId);
+    // A caller per call: a context resolves its credential once.
+    const member = () => t.caller({ authorization: `Bearer ${token}` }).link;
+    const l = await put(owner);
+    expect(await member().bulkTag({ ids: [l.id], add: ["shared"] })).toEqual({ updated: 1 });
+    await removeMember(
+      t.app.db,
+      { via: "token", userId: owner.id, workspaceId: owner.workspaceId, role: "owner", plan: "free", isAdmin: false },
+      owner.workspaceId,
+      m.id,
+    );
+    const single = await errorOf(member().update({ id: l.id, tags: [] }));
+    expect(single.error).not.toBe("ok");
+    expect((await errorOf(member().bulkTag({ ids: [l.id], remove: ["shared"] }))).error).toBe(single.error);
+    expect((await errorOf(member().bulkDelete({ ids: [l.id] }))).error).toBe(single.error);
+    expect((await tagsOf([l.id]))[l.id]).toEqual(["shared"]);
   });
 
   it("answers bad input with 400 VALIDATION_FAILED and its fields", async () => {
