@@ -80,6 +80,10 @@ it("the analytics page shows totals, the comparison and breakdowns in the viewer
   await page.waitForURL((u) => !u.search.includes("browser="));
   await page.getByTestId("click-count").filter({ hasText: "4" }).waitFor();
 
+  // A zone name that is not one is refused (400), never guessed.
+  expect((await page.goto(`${server.appUrl}/analytics?tz=Mars%2FOlympus`))!.status()).toBe(400);
+  await page.goto(`${server.appUrl}/analytics?range=7d`);
+
   await page.setViewportSize({ width: 390, height: 844 });
   await page.reload();
   expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
