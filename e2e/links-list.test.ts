@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launch, newPage, shot, signIn, startServer, USER_AGENT, type Server } from "./harness";
@@ -12,7 +13,8 @@ const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   [server, browser] = await Promise.all([startServer(), launch()]);
-  ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, userAgent: USER_AGENT });
+  // bypassCSP: the injected axe script has no nonce.
+  ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, userAgent: USER_AGENT, bypassCSP: true });
   page = await newPage(ctx);
   await signIn(page, server, `list-${run}@example.com`);
 });
@@ -38,6 +40,20 @@ async function visit(slug: string, times: number) {
     await v.goto(`${server.redirectUrl}/${slug}`);
     await v.close();
   }
+}
+
+/** axe-core's serious and critical violations on the page as it is now (e2e/accessibility.test.ts audits every screen). */
+async function axeViolations(p: Page): Promise<string[]> {
+  await p.addScriptTag({ path: path.resolve("node_modules/axe-core/axe.min.js") });
+  return p.evaluate(async () => {
+    const axe = (
+      window as unknown as { axe: { run(d: Document): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }> } }
+    ).axe;
+    const r = await axe.run(document);
+    return r.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
 }
 
 const row = (slug: string) => page.getByTestId("link-row").filter({ hasText: slug });
@@ -114,6 +130,7 @@ describe("links list in Chromium", () => {
     // Nothing is written before the confirmation.
     expect(await page.getByRole("link", { name: /^Tag promo/ }).count()).toBe(0);
     await shot(page, "links-list-bulk-confirm-1280px");
+    expect(await axeViolations(page)).toEqual([]);
     await confirm.getByRole("button", { name: "Confirm for 2 links" }).click();
     await page.getByText("Tagged 2 links #promo.").waitFor();
     await row(slugs.quiet)
@@ -138,11 +155,35 @@ describe("links list in Chromium", () => {
     expect(page.problems).toEqual([]);
   });
 
+  it("reads, filters and bulk-edits without JavaScript", async () => {
+    const plain = await browser.newContext({ storageState: await ctx.storageState(), javaScriptEnabled: false, userAgent: USER_AGENT });
+    const p = await plain.newPage();
+    await p.goto(`${server.appUrl}/links`);
+    await p.getByLabel("Sort").selectOption("clicks");
+    await p.getByRole("button", { name: "Apply" }).click();
+    await p.waitForURL(/sort=clicks/);
+    expect((await p.getByTestId("link-row").locator("a.font-mono").allTextContents()).map((t) => t.split("/").pop())).toEqual([
+      slugs.busy,
+      slugs.quiet,
+      slugs.locked,
+    ]);
+    await p.getByLabel("Select all on this page").check();
+    await p.getByLabel("With the selected links").selectOption("remove_tag");
+    await p.getByLabel("Tag to add or remove").fill("promo");
+    await p.getByRole("button", { name: "Review…" }).click();
+    await p.getByTestId("bulk-confirm").getByRole("button", { name: "Confirm for 3 links" }).click();
+    await p.getByText("Removed #promo from 2 links.").waitFor();
+    expect(await p.getByRole("link", { name: /^Tag promo/ }).count()).toBe(0);
+    expect(p.url()).toContain("sort=clicks");
+    await plain.close();
+  });
+
   it("fits a phone's width, and a link's page too", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${server.appUrl}/links`);
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
     await shot(page, "links-list-390px");
+    expect(await axeViolations(page)).toEqual([]);
     await page.goto(`${server.appUrl}/links/${ids[slugs.busy]}`);
     await shot(page, "link-page-390px");
     await page.setViewportSize({ width: 1280, height: 900 });
