@@ -27,6 +27,8 @@ export function remixContext(app: AppServices, req: express.Request, res: expres
       setHeader: (n, v) => void (!res.headersSent && res.setHeader(n, v)),
       appendHeader: (n, v) => void (!res.headersSent && res.appendHeader(n, v)),
     },
+    // A dashboard write marks its workspace's reads for the primary until then (read-routing.ts).
+    (done) => res.once("close", done),
   );
   return { app, ctx, caller: createCaller(ctx), nonce: String(res.locals.cspNonce ?? "") };
 }

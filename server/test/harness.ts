@@ -53,6 +53,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     async close() {
       await app.clicks?.close();
       await app.limits.close();
+      await app.reads.close();
       await database.dispose();
     },
   };
