@@ -96,10 +96,25 @@ describe("click write-ahead spool", () => {
     const [dir] = Object.keys(spoolTree(dataDir));
     expect(spoolTree(dataDir)[dir].filter((f) => f.endsWith(".wal")).length).toBeGreaterThan(0);
     await rec.flush();
-    await new Promise((r) => setTimeout(r, 50)); // the unlink is asynchronous
+    // The unlink is asynchronous (off the writer's path): wait for it.
+    for (let i = 0; i < 100 && spoolTree(dataDir)[dir].length > 1; i++) await new Promise((r) => setTimeout(r, 20));
     expect(spoolTree(dataDir)[dir]).toEqual(["owner.json"]);
     await rec.close();
     expect(spoolTree(dataDir)).toEqual({});
+  });
+
+  it("clicks dropped from a full memory buffer (their spill unwritable) stay in the spool and are stored at the next start", async () => {
+    const dataDir = tempDataDir();
+    writeFileSync(path.join(dataDir, "click-spool"), ""); // a file where the spill directory goes: spilling fails
+    const rec = startClickRecorder(appWith(dataDir), { intervalMs: 60_000, maxBuffered: 5 });
+    for (let i = 0; i < 30; i++) rec.recordVisit(visit("wal00005", i));
+    await rec.close();
+    expect(await stored("wal00005")).toBe(5);
+    const again = startClickRecorder(appWith(dataDir), { intervalMs: 60_000 });
+    await again.flush();
+    expect(await stored("wal00005")).toBe(30);
+    expect(await rolled("wal00005")).toBe(30);
+    await again.close();
   });
 
   it("instances sharing DATA_DIR never replay each other's live spool; a dead or silent owner's is taken over", async () => {

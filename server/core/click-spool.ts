@@ -57,6 +57,8 @@ export class ClickSpool {
   readonly id = `${Date.now().toString(36)}-${process.pid}-${randomBytes(4).toString("hex")}`;
   readonly dir: string;
   private current: Segment | null = null;
+  /** Every segment not yet deleted (this process's and those taken over). */
+  private segments = new Set<Segment>();
   private seq = 0;
   private dirty = new Set<Segment>();
   private syncing = false;
@@ -168,6 +170,7 @@ export class ClickSpool {
           }
         }
         const seg: Segment = { file, fd: null, outstanding: records.length, sealed: true, records: records.length, openedAt: 0 };
+        this.segments.add(seg);
         if (!records.length) this.remove(seg);
         else out.push({ seg, records });
       }
@@ -205,11 +208,13 @@ export class ClickSpool {
     const file = path.join(this.dir, `${String(this.seq++).padStart(8, "0")}.wal`);
     const seg: Segment = { file, fd: fs.openSync(file, "a"), outstanding: 0, sealed: false, records: 0, openedAt: now };
     this.current = seg;
+    this.segments.add(seg);
     return seg;
   }
 
   private remove(seg: Segment) {
     this.dirty.delete(seg);
+    this.segments.delete(seg);
     if (seg.fd !== null) {
       fs.close(seg.fd, () => {});
       seg.fd = null;
@@ -240,8 +245,9 @@ export class ClickSpool {
   }
 
   /**
-   * Stops the spool. `clean`: every click is stored, so the directory goes; otherwise the
-   * segments stay (synced) for the next start to replay.
+   * Stops the spool. `clean`: the recorder stored everything it held, so the directory goes,
+   * unless a segment still has clicks not stored (dropped from a full memory buffer): then, as
+   * when not clean, the segments stay (synced) for the next start to replay.
    */
   close(clean: boolean): void {
     if (this.closed) return;
@@ -259,7 +265,7 @@ export class ClickSpool {
       }
     }
     this.current = null;
-    if (clean) fs.rmSync(this.dir, { recursive: true, force: true });
+    if (clean && [...this.segments].every((s) => s.outstanding <= 0)) fs.rmSync(this.dir, { recursive: true, force: true });
     liveInProcess.delete(this.id);
   }
 }
