@@ -104,6 +104,7 @@ describe("links list in Chromium", () => {
     await page.goBack();
     await page.waitForURL((u) => !u.search.includes("sort=clicks"));
     await page.getByTestId("link-row").first().filter({ hasText: slugs.locked }).waitFor();
+    expect(await page.getByLabel("Sort").inputValue()).toBe("newest");
   });
 
   it("filters by status and by tag", async () => {

@@ -1,4 +1,5 @@
 import { Form, useSubmit } from "@remix-run/react";
+import { useEffect, useRef } from "react";
 import type { ListSort, ListStatus } from "../../../server/routers/links/list.schema";
 
 export const SORT_LABELS: Record<ListSort, string> = { newest: "Newest first", clicks: "Most clicks" };
@@ -19,6 +20,15 @@ export type FilterValues = { q: string; sort: ListSort; tag: string; domain: str
  */
 export function Filters({ values, tags, domains }: { values: FilterValues; tags: string[]; domains: string[] }) {
   const submit = useSubmit();
+  // Uncontrolled fields (they work without JavaScript) follow the URL when it changes under them:
+  // the back button, a tag chip, a shared link. Focus stays where it is.
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    for (const [name, value] of Object.entries(values)) {
+      const el = form.current?.elements.namedItem(name);
+      if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement) el.value = value;
+    }
+  }, [values]);
   const select = (name: keyof FilterValues, label: string, options: [string, string][]) => (
     <div className="min-w-0">
       <label htmlFor={`f-${name}`} className="label">
@@ -35,6 +45,7 @@ export function Filters({ values, tags, domains }: { values: FilterValues; tags:
   );
   return (
     <Form
+      ref={form}
       method="get"
       role="search"
       aria-label="Filter links"
