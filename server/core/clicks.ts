@@ -318,8 +318,20 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
     }
     buffer.push(p);
     gauge();
-    if (buffer.length >= batchSize && !writing) void drain().catch(() => {});
+    if (buffer.length >= batchSize && !writing) kick();
     else schedule();
+  };
+
+  // A full batch is written right after the current turn: the caller answers the visit first
+  // (the writer's synchronous part, parsing a batch of user agents, would otherwise delay it).
+  let kicked = false;
+  const kick = () => {
+    if (kicked) return;
+    kicked = true;
+    setImmediate(() => {
+      kicked = false;
+      if (!writing && !closed) void drain().catch(() => {});
+    });
   };
 
   async function writeBatch(batch: Pending[]): Promise<void> {
