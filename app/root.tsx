@@ -113,10 +113,10 @@ function NavItems({ viewer }: { viewer: Viewer | null }) {
 
 function Account({ viewer }: { viewer: Viewer | null }) {
   return viewer ? (
-    <div className="flex items-center gap-2">
+    <div className="flex min-w-0 items-center gap-2">
       {viewer.avatarUrl ? <img src={viewer.avatarUrl} alt="" width={28} height={28} className="h-7 w-7 rounded-full object-cover" /> : null}
-      <span className="max-w-[14rem] truncate text-sm text-slate-700 dark:text-slate-300">{viewer.name || viewer.email}</span>
-      <Form method="post" action="/logout">
+      <span className="min-w-0 max-w-[14rem] truncate text-sm text-slate-700 dark:text-slate-300">{viewer.name || viewer.email}</span>
+      <Form method="post" action="/logout" className="shrink-0">
         <button type="submit" className="btn-ghost">
           Sign out
         </button>

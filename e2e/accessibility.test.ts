@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, codeFor, invitationLink, launch, newPage, signIn, startServer, USER_AGENT, type Server } from "./harness";
+import { cli, codeFor, invitationLink, launch, newPage, shot, signIn, startServer, USER_AGENT, type Server } from "./harness";
 
 // Every screen of the dashboard through axe-core, signed out and signed in, with an empty account
 // and with a full one, at desktop and at phone width: a serious or critical violation fails.
@@ -133,6 +133,7 @@ describe("keyboard alone", () => {
     await page.keyboard.press("Enter");
     expect(await page.getByTestId("phone-menu").evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
     await page.waitForFunction(() => document.querySelector("[data-testid=phone-menu] summary")?.getAttribute("aria-expanded") === "true");
+    await shot(page, "phone-menu-open-390");
     await tabTo(() => page.evaluate(() => document.activeElement?.textContent?.trim() === "Analytics"), "the menu's Analytics link");
     await page.keyboard.press("Enter");
     await page.waitForURL(/\/analytics/);
