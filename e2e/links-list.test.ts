@@ -156,6 +156,27 @@ describe("links list in Chromium", () => {
     expect(page.problems).toEqual([]);
   });
 
+  it("selects a row and opens the bulk review with the keyboard alone", async () => {
+    await page.goto(`${server.appUrl}/links`);
+    await page.getByLabel("Search").focus();
+    const active = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.getAttribute("aria-label") ?? document.activeElement?.id ?? "");
+    for (let i = 0; i < 30 && !(await active()).startsWith("Select "); i++) await page.keyboard.press("Tab");
+    expect(await active()).toMatch(/^Select .*locked-/);
+    await page.keyboard.press("Space");
+    await page.getByTestId("selected-count").filter({ hasText: "1 selected" }).waitFor();
+    // Back up to the bulk toolbar above the rows, choose an action with the arrow keys, then on to Review.
+    const activeId = () => page.evaluate(() => document.activeElement?.id ?? "");
+    for (let i = 0; i < 30 && (await activeId()) !== "bulk-op"; i++) await page.keyboard.press("Shift+Tab");
+    for (let i = 0; i < 4; i++) await page.keyboard.press("ArrowDown");
+    expect(await page.getByLabel("With the selected links").inputValue()).toBe("clear_expiry");
+    const activeText = () => page.evaluate(() => document.activeElement?.textContent ?? "");
+    for (let i = 0; i < 10 && (await activeText()) !== "Review…"; i++) await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.getByTestId("bulk-confirm").waitFor();
+    // The confirmation takes the focus, so a screen reader announces it.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("bulk-confirm-title");
+  });
+
   it("reads, filters and bulk-edits without JavaScript", async () => {
     const plain = await browser.newContext({ storageState: await ctx.storageState(), javaScriptEnabled: false, userAgent: USER_AGENT });
     const p = await plain.newPage();
