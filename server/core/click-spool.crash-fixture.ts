@@ -3,7 +3,7 @@ import { ClickSpool } from "./click-spool";
 
 /**
  * A process that crashes with clicks in its spool (click-spool.test.ts): appends each line of
- * the file given, then kills itself with SIGKILL, leaving no chance to clean up.
+ * the file given, writes them, then kills itself with SIGKILL, leaving no chance to clean up.
  * Usage: node --import tsx click-spool.crash-fixture.ts <dataDir> <linesFile>
  */
 const [dataDir, linesFile] = process.argv.slice(2);
@@ -11,4 +11,5 @@ const spool = new ClickSpool(dataDir, (e) => {
   throw e;
 });
 for (const line of readFileSync(linesFile, "utf8").split("\n")) if (line) spool.append(line, Date.now());
+spool.flush(); // as at the end of a turn, before the visits are answered
 process.kill(process.pid, "SIGKILL");

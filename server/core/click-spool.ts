@@ -68,6 +68,11 @@ export class ClickSpool {
   private readonly segmentMs: number;
   private readonly staleMs: number;
   private closed = false;
+  /** Lines of this event-loop turn, written together at its end (one system call for all of them). */
+  private pendingText = "";
+  private pendingSeg: Segment | null = null;
+  private waiters: (() => void)[] = [];
+  private flushScheduled = false;
 
   constructor(
     dataDir: string,
@@ -102,22 +107,58 @@ export class ClickSpool {
   }
 
   /**
-   * Appends one line (before the visit is answered). Returns the segment that holds it, or null
-   * when the write failed (the click then lives in memory only, as without a spool).
+   * Appends one line. It is written, with every other line of this event-loop turn, at the end
+   * of the turn; `afterWrite` tells when (the visit is answered then). Returns the segment that
+   * holds it, or null when its segment could not be opened (the click then lives in memory only,
+   * as without a spool).
    */
   append(line: string, now: number): Segment | null {
     let seg = this.current;
     try {
-      if (!seg || seg.records >= this.segmentRecords || now - seg.openedAt >= this.segmentMs) seg = this.rotate(now);
-      fs.writeSync(seg.fd!, line + "\n");
+      if (!seg || seg.records >= this.segmentRecords || now - seg.openedAt >= this.segmentMs) {
+        this.flush();
+        seg = this.rotate(now);
+      }
     } catch (e) {
       this.onError(e, "click spool write failed");
       return null;
     }
+    this.pendingText += line + "\n";
+    this.pendingSeg = seg;
     seg.records++;
     seg.outstanding++;
     this.dirty.add(seg);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
     return seg;
+  }
+
+  /** Runs `fn` once every line appended so far is written (the kernel has it): at once when none waits. */
+  afterWrite(fn: () => void): void {
+    if (this.pendingText) this.waiters.push(fn);
+    else fn();
+  }
+
+  /** Writes the lines waiting (one synchronous write), then lets their visits be answered. */
+  flush(): void {
+    this.flushScheduled = false;
+    if (this.pendingText) {
+      const text = this.pendingText;
+      const seg = this.pendingSeg!;
+      this.pendingText = "";
+      this.pendingSeg = null;
+      try {
+        fs.writeSync(seg.fd!, text);
+      } catch (e) {
+        // Those clicks live in memory only, as without a spool; their visits are answered all the same.
+        this.onError(e, "click spool write failed");
+      }
+    }
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const fn of waiters) fn();
   }
 
   /** `n` lines of `seg` are stored in the database; a sealed segment with none left is deleted. */
@@ -252,6 +293,7 @@ export class ClickSpool {
   close(clean: boolean): void {
     if (this.closed) return;
     this.closed = true;
+    this.flush();
     for (const t of this.timers) clearInterval(t);
     for (const s of [this.current, ...this.dirty]) {
       if (s?.fd != null) {

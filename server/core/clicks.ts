@@ -51,6 +51,11 @@ export type ClickRecorder = {
   record(click: ClickRecord): void;
   /** Counts a visit; parsing and GeoIP happen in the batch writer. */
   recordVisit(visit: Visit): void;
+  /**
+   * Runs `fn` once the visits recorded so far are in the write-ahead spool (written together at
+   * the end of the event-loop turn): the redirect host answers then. At once without a spool.
+   */
+  afterSpooled(fn: () => void): void;
   /** Writes everything buffered; resolves when stored. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -295,7 +300,7 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
 
   const push = (p: Pending) => {
     if (wal) {
-      // Written ahead of the answer (the caller answers after this returns), its key fixed now.
+      // Written ahead of the answer (see afterSpooled), its key fixed now.
       fixTs(p);
       p.seg = wal.append(JSON.stringify(serializable(p)), Date.now());
       if (p.seg && walFailing) {
@@ -432,6 +437,7 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
   return {
     record: (click) => push({ kind: "click", click }),
     recordVisit: (visit) => push({ kind: "visit", visit }),
+    afterSpooled: (fn) => (wal ? wal.afterWrite(fn) : fn()),
     flush: () => drain(),
     get buffered() {
       return total();

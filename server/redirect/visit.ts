@@ -25,10 +25,10 @@ export function createVisits(app: AppServices, redirectBase: string) {
     c.inc();
   };
 
-  /** Counts a visit unless it is a bot's or a HEAD request (decisions §4). */
+  /** Counts a visit unless it is a bot's or a HEAD request (decisions §4); true when counted. */
   const count = (req: IncomingMessage, link: CachedLink, v: RequestVisitor, rule: Rule, geo?: GeoInfo) => {
-    if (req.method === "HEAD" || v.agent.isBot) return;
-    app.clicks?.recordVisit({
+    if (req.method === "HEAD" || v.agent.isBot || !app.clicks) return false;
+    app.clicks.recordVisit({
       linkId: link.id,
       workspaceId: link.workspaceId,
       timestamp: Date.now(),
@@ -39,7 +39,14 @@ export function createVisits(app: AppServices, redirectBase: string) {
       edge: v.edge,
       geo,
     });
+    return true;
   };
+
+  /**
+   * Sends a counted visit's answer once its click is in the write-ahead spool (a crash then loses
+   * no answered click). The spool writes the clicks of one event-loop turn together, at its end.
+   */
+  const afterCount = (counted: boolean, send: () => void) => (counted && app.clicks ? app.clicks.afterSpooled(send) : send());
 
   /** The visitor's location when the answer depends on the country: the edge's, else GeoIP. */
   const visitorGeo = async (v: RequestVisitor): Promise<{ country: string | null; geo?: GeoInfo }> => {
@@ -54,12 +61,10 @@ export function createVisits(app: AppServices, redirectBase: string) {
     switch (a.kind) {
       // Counted first: the click is in the spool before the visitor has the answer (a crash loses none).
       case "redirect":
-        count(req, link, v, a.rule, geo);
-        sendRedirect(res, a.status, a.location);
+        afterCount(count(req, link, v, a.rule, geo), () => sendRedirect(res, a.status, a.location));
         return outcome(a.rule);
       case "expired":
-        count(req, link, v, a.rule, geo);
-        sendHtml(res, 404, expiredPage(), head);
+        afterCount(count(req, link, v, a.rule, geo), () => sendHtml(res, 404, expiredPage(), head));
         return outcome(a.rule);
       case "card":
         sendHtml(res, 200, shareCardPage(link, redirectBase, shortBase), head);
