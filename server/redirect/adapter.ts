@@ -14,10 +14,11 @@ import { NO_TRUST, readVisitor, type TrustFn } from "./visitor";
 
 /**
  * Renders a linktree's public page for a slug whose link record is the linktree's own
- * (`kind === "linktree"`). It answers 404 while unpublished, and calls `countView()` only
- * when it serves the page (countView is a no-op for bots and HEAD).
+ * (`kind === "linktree"`). It answers 404 while unpublished; when it serves the page it hands
+ * the sending to `countView(send)`, which counts the view (not for bots or HEAD) and calls `send`
+ * once the view is in the write-ahead spool, as a redirect's answer waits for its click.
  */
-export type LinktreePageHandler = (req: express.Request, res: express.Response, link: CachedLink, countView: () => void) => Promise<void>;
+export type LinktreePageHandler = (req: express.Request, res: express.Response, link: CachedLink, countView: (send: () => void) => void) => Promise<void>;
 
 const SLUG_PATH = /^\/([0-9A-Za-z-]{1,50})\/?$/;
 
@@ -183,10 +184,10 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
       if (!link || link.kind !== "linktree" || !opts.linktreePage) return notFound(req, res);
       const v = readVisitor(req, config, trust);
       let counted = false;
-      const countView = () => {
-        if (counted) return;
+      const countView = (send: () => void) => {
+        if (counted) return send();
         counted = true;
-        visits.count(req, link, v, "url");
+        visits.afterCount(visits.count(req, link, v, "url"), send);
         visits.outcome("linktree");
       };
       await opts.linktreePage(req, res, link, countView);

@@ -40,7 +40,8 @@ export async function createLinktreePageHandler(app: AppServices, build?: Server
     response.headers.forEach((value, name) => {
       if (!SKIP_HEADERS.has(name)) res.setHeader(name, value);
     });
-    res.send(body);
-    if (response.status === 200) countView();
+    const send = () => void res.send(body);
+    if (response.status === 200) countView(send);
+    else send();
   };
 }

@@ -99,5 +99,5 @@ export function createVisits(app: AppServices, redirectBase: string) {
     outcome("unavailable");
   };
 
-  return { outcome, count, visitorGeo, answer, notFound, unavailable };
+  return { outcome, count, afterCount, visitorGeo, answer, notFound, unavailable };
 }
