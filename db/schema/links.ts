@@ -107,7 +107,11 @@ export const clickRollups = pgTable(
     hour: ms("hour").notNull(),
     count: integer("count").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.linkId, t.hour] })],
+  (t) => [
+    primaryKey({ columns: [t.linkId, t.hour] }),
+    // A link's all-time count (the links list's "most clicks") read from the index alone, no heap fetches.
+    index("click_rollups_link_count_idx").on(t.linkId, t.count),
+  ],
 );
 
 /** Retention's horizon (one row, once a month was dropped): clicks before it are counted from `click_rollups` only. */

@@ -1,0 +1,1 @@
+CREATE INDEX "click_rollups_link_count_idx" ON "click_rollups" USING btree ("link_id","count");
