@@ -163,6 +163,61 @@ it("the phone menu opens without JavaScript (a <details> disclosure)", async () 
   await ctx.close();
 });
 
+/**
+ * The full account (links with clicks, a published linktree, a domain, a team with an invitation, a
+ * report), made once by whichever test needs it first: neither test depends on the other's order.
+ */
+let fullReady: Promise<void> | undefined;
+const ensureFullAccount = () => (fullReady ??= makeFullAccount());
+async function makeFullAccount() {
+  const ctx = await context({ width: 1280, height: 900 });
+  const page = await newPage(ctx);
+  await signIn(page, server, adminEmail);
+  const { token } = (await cli(server, "token:create", "--email", adminEmail)) as { token: string };
+  const api = async (method: string, p: string, json?: unknown) => {
+    const r = await fetch(`${server.appUrl}/api${p}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
+    const body = (await r.json()) as Record<string, string>;
+    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(body)}`);
+    return body;
+  };
+  const link = await api("POST", "/links", { url: `${server.appUrl}/report?spring-sale`, tags: ["sale", "spring"] });
+  await api("POST", "/links", { url: "https://example.com/blog" });
+  full.linkId = link.id;
+  for (const ua of [USER_AGENT, USER_AGENT.replace("Chrome/126", "Chrome/125")]) {
+    const v = await browser.newContext({ userAgent: ua });
+    // The destination is the app's own page: the visit ends somewhere real.
+    await (await v.newPage()).goto(`${server.redirectUrl}/${link.slug}`);
+    await v.close();
+  }
+  full.treeSlug = `a11y-tree-${Date.now().toString(36)}`;
+  const tree = await api("POST", "/linktrees", { slug: full.treeSlug, title: "Maria Silva", bio: "Designer & photographer in Lisbon." });
+  full.treeId = tree.id;
+  await api("POST", `/linktrees/${tree.id}/items`, { title: "Shop", url: "https://example.com/shop" });
+  await api("PATCH", `/linktrees/${tree.id}`, { published: true });
+  await api("POST", "/reports", { url: `${server.redirectUrl}/${link.slug}`, reason: "spam" }).catch(() => undefined);
+
+  await page.goto(`${server.appUrl}/domains`);
+  await page.getByLabel("Domain name").fill(`a11y-${Date.now().toString(36)}.example.com`);
+  await page.getByRole("button", { name: "Add domain" }).click();
+  await page.getByRole("button", { name: "Verify now" }).first().waitFor();
+
+  await page.goto(`${server.appUrl}/workspaces`);
+  await page.getByLabel("Name").fill("Acme Marketing");
+  await page.getByRole("button", { name: "Create workspace" }).click();
+  await page.waitForURL(/\/workspaces\/[0-9a-z]{8}\?created=1/);
+  full.workspaceId = page.url().match(/\/workspaces\/([0-9a-z]{8})/)![1];
+  await page.getByLabel("E-mail").fill(emptyEmail);
+  await page.getByLabel("Role", { exact: true }).selectOption("member");
+  await page.getByRole("button", { name: "Send invitation" }).click();
+  await page.getByText(`Invitation sent to ${emptyEmail}`).waitFor();
+  full.inviteUrl = await invitationLink(server.dataDir, emptyEmail);
+  await ctx.close();
+}
+
 describe("axe-core finds no serious or critical violation", () => {
   it("on every page of an empty account, signed in, at desktop and phone width", async () => {
     const violations: string[] = [];
@@ -182,52 +237,7 @@ describe("axe-core finds no serious or critical violation", () => {
   }, 240_000);
 
   it("on every page of a full account (links, clicks, a linktree, a domain, a team, a report), signed in, at desktop and phone width", async () => {
-    const ctx = await context({ width: 1280, height: 900 });
-    const page = await newPage(ctx);
-    await signIn(page, server, adminEmail);
-    const { token } = (await cli(server, "token:create", "--email", adminEmail)) as { token: string };
-    const api = async (method: string, p: string, json?: unknown) => {
-      const r = await fetch(`${server.appUrl}/api${p}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: json === undefined ? undefined : JSON.stringify(json),
-      });
-      const body = (await r.json()) as Record<string, string>;
-      if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(body)}`);
-      return body;
-    };
-    const link = await api("POST", "/links", { url: `${server.appUrl}/report?spring-sale`, tags: ["sale", "spring"] });
-    await api("POST", "/links", { url: "https://example.com/blog" });
-    full.linkId = link.id;
-    for (const ua of [USER_AGENT, USER_AGENT.replace("Chrome/126", "Chrome/125")]) {
-      const v = await browser.newContext({ userAgent: ua });
-      // The destination is the app's own page: the visit ends somewhere real.
-      await (await v.newPage()).goto(`${server.redirectUrl}/${link.slug}`);
-      await v.close();
-    }
-    full.treeSlug = `a11y-tree-${Date.now().toString(36)}`;
-    const tree = await api("POST", "/linktrees", { slug: full.treeSlug, title: "Maria Silva", bio: "Designer & photographer in Lisbon." });
-    full.treeId = tree.id;
-    await api("POST", `/linktrees/${tree.id}/items`, { title: "Shop", url: "https://example.com/shop" });
-    await api("PATCH", `/linktrees/${tree.id}`, { published: true });
-    await api("POST", "/reports", { url: `${server.redirectUrl}/${link.slug}`, reason: "spam" }).catch(() => undefined);
-
-    await page.goto(`${server.appUrl}/domains`);
-    await page.getByLabel("Domain name").fill(`a11y-${Date.now().toString(36)}.example.com`);
-    await page.getByRole("button", { name: "Add domain" }).click();
-    await page.getByRole("button", { name: "Verify now" }).first().waitFor();
-
-    await page.goto(`${server.appUrl}/workspaces`);
-    await page.getByLabel("Name").fill("Acme Marketing");
-    await page.getByRole("button", { name: "Create workspace" }).click();
-    await page.waitForURL(/\/workspaces\/[0-9a-z]{8}\?created=1/);
-    full.workspaceId = page.url().match(/\/workspaces\/([0-9a-z]{8})/)![1];
-    await page.getByLabel("E-mail").fill(emptyEmail);
-    await page.getByLabel("Role", { exact: true }).selectOption("member");
-    await page.getByRole("button", { name: "Send invitation" }).click();
-    await page.getByText(`Invitation sent to ${emptyEmail}`).waitFor();
-    full.inviteUrl = await invitationLink(server.dataDir, emptyEmail);
-    await ctx.close();
+    await ensureFullAccount();
 
     const violations: string[] = [];
     for (const [name, viewport] of [...VIEWPORTS, DARK]) {
@@ -243,6 +253,7 @@ describe("axe-core finds no serious or critical violation", () => {
   }, 240_000);
 
   it("on every public page, signed out, at desktop and phone width (the linktree and invitation of the full account included)", async () => {
+    await ensureFullAccount();
     const violations: string[] = [];
     for (const [name, viewport] of [...VIEWPORTS, DARK]) {
       const ctx = await context(viewport, name === DARK[0] ? "dark" : "light");
