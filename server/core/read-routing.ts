@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { Redis } from "ioredis";
 import { Counter } from "prom-client";
-import { openDatabase, type Database, type Db } from "../../db/client";
+import { openDatabase, withTimeout, type Database, type Db } from "../../db/client";
 import { AppError } from "../domain/errors";
 import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
@@ -50,13 +50,6 @@ type Mark = { pending: number; lsn: number; until: number };
 type LsnRow = { lsn: string | null };
 
 const firstRow = (r: unknown) => ((r as { rows?: LsnRow[] }).rows ?? (r as LsnRow[]))[0];
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)))]).finally(() =>
-    clearTimeout(timer),
-  );
-}
 
 export async function createReadRouting(opts: {
   primary: Database;

@@ -104,6 +104,9 @@ export function checkNoLoops(config: Config, input: Record<string, unknown>, dom
   throw validation(fields);
 }
 
+/** The columns a new expiry sets: clearing it clears its fallback too (decisions §3), for one link or many. */
+export const expirySet = (expiresAt: number | null): Partial<LinkRow> => (expiresAt === null ? { expiresAt, expirationUrl: null } : { expiresAt });
+
 export const EXPIRY_REQUIRED_MESSAGE = "requires expires_at, sent in the same request or already stored";
 
 const expiryRequired = () => new AppError("EXPIRATION_URL_WITHOUT_EXPIRY", { fields: { expiration_url: [EXPIRY_REQUIRED_MESSAGE] } });
@@ -196,9 +199,7 @@ export async function updateLink(app: AppServices, actor: Actor, input: UpdateLi
     if (patch.url !== undefined) set.url = patch.url;
     if (patch.slug !== undefined) set.slug = patch.slug;
     if (patch.tags !== undefined) set.tags = patch.tags;
-    if (patch.expires_at !== undefined) set.expiresAt = patch.expires_at;
-    // Clearing the expiry clears its fallback too (decisions §3).
-    if (patch.expires_at === null) set.expirationUrl = null;
+    if (patch.expires_at !== undefined) Object.assign(set, expirySet(patch.expires_at));
     if (patch.expiration_url !== undefined) {
       const expiry = patch.expires_at !== undefined ? patch.expires_at : current.expiresAt;
       if (patch.expiration_url !== null && expiry === null) throw expiryRequired();

@@ -8,7 +8,7 @@ import { authedProcedure } from "../../trpc/init";
 import { linkCacheKey } from "../../core/lookup";
 import { countClicks } from "../analytics/analytics.service";
 import { MAX_TAGS } from "./links.schema";
-import { findOwnLink, linkDtos, nextUpdatedAt, softDeleteLink, type LinkRow } from "./links.service";
+import { expirySet, linkDtos, nextUpdatedAt, softDeleteLink, type LinkRow } from "./links.service";
 import {
   bulkExpiryInput,
   bulkIdsInput,
@@ -152,21 +152,19 @@ async function pageRows(db: Db, where: SQL[], sort: ListInput["sort"], offset: n
  * linktree's is refused. `allowDeleted`: delete answers again for what is already deleted.
  */
 async function lockOwnLinks(tx: DbOrTx, actor: Actor, ids: string[], allowDeleted = false): Promise<LinkRow[]> {
-  const rows: LinkRow[] = [];
-  const missing: string[] = [];
-  for (const id of [...ids].sort()) {
-    try {
-      const row = await findOwnLink(tx, actor, id, true);
-      if (row.deletedAt !== null && !allowDeleted) missing.push(id);
-      else rows.push(row);
-    } catch (e) {
-      if (e instanceof AppError && e.publicCode === "NOT_FOUND") missing.push(id);
-      else throw e;
-    }
-  }
+  // One statement for the whole selection (not a look-up per id); rows are locked in id order.
+  const rows = await tx
+    .select()
+    .from(links)
+    .where(and(inArray(links.id, ids), eq(links.workspaceId, actor.workspaceId)))
+    .orderBy(asc(links.id))
+    .for("update");
+  const usable = rows.filter((r) => allowDeleted || r.deletedAt === null);
+  const found = new Set(usable.map((r) => r.id));
+  const missing = [...ids].sort().filter((id) => !found.has(id));
   if (missing.length) throw new AppError("NOT_FOUND", { message: `no such link in this workspace: ${missing.join(", ")}` });
-  if (rows.some((r) => r.kind !== "link")) throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
-  return rows;
+  if (usable.some((r) => r.kind !== "link")) throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
+  return usable;
 }
 
 /** Runs a bulk write in one transaction, then drops the changed links from the redirect cache. */
@@ -201,9 +199,10 @@ export async function bulkExpiry(app: AppServices, actor: Actor, input: { ids: s
   return bulkWrite(app, async (tx) => {
     const rows = await lockOwnLinks(tx, actor, input.ids);
     for (const row of rows) {
-      const set: Partial<LinkRow> = { expiresAt: input.expires_at, updatedAt: nextUpdatedAt(row.updatedAt) };
-      if (input.expires_at === null) set.expirationUrl = null;
-      await tx.update(links).set(set).where(eq(links.id, row.id));
+      await tx
+        .update(links)
+        .set({ ...expirySet(input.expires_at), updatedAt: nextUpdatedAt(row.updatedAt) })
+        .where(eq(links.id, row.id));
     }
     return rows;
   });
