@@ -23,9 +23,6 @@ async function main() {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite") });
   const app = await createServices(config, database);
   const running = await startServers(app);
-  // While draining, every answer closes its connection: a keep-alive client (a load balancer's
-  // pool) reconnects to another instance instead of holding this one open past its close.
-  for (const s of running.servers) s.prependListener("request", (_req, res) => void (app.draining && !res.headersSent && res.setHeader("Connection", "close")));
   // CSV imports: queued jobs, and those of a stopped instance, resume here (extensions §3).
   const imports = startImportRunner(app);
   app.log.info({ ms: Date.now() - started, database: database.driver }, "started");
@@ -42,6 +39,10 @@ async function main() {
     try {
       // A load balancer's health check sees 503 and takes this instance out while it still answers.
       app.draining = true;
+      // While draining, every answer closes its connection: a keep-alive client (a load balancer's
+      // pool) reconnects to another instance instead of holding this one open past its close.
+      // Added only now, so serving costs nothing extra until then.
+      for (const s of running.servers) s.prependListener("request", (_req, res) => void (!res.headersSent && res.setHeader("Connection", "close")));
       if (config.drainDelayMs) await new Promise((r) => setTimeout(r, config.drainDelayMs));
       force.refresh(); // the 15 s for closing start now
       force.unref();
