@@ -127,6 +127,8 @@ describe("teams in Chromium", () => {
     await member.getByTestId("workspace-switcher").getByRole("link", { name: "Members (2)" }).click();
     await member.waitForURL(/\/workspaces\/[0-9a-z]{8}$/);
     const rows = member.getByTestId("member-row");
+    // The URL changes before the client-side navigation has rendered the page: wait for its rows.
+    await rows.first().waitFor();
     expect(await rows.count()).toBe(2);
     expect(await rows.filter({ hasText: ownerEmail }).textContent()).toContain("Owner");
     expect(await rows.filter({ hasText: memberEmail }).textContent()).toContain("Member");
