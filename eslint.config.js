@@ -23,6 +23,19 @@ export default tseslint.config(
     files: ["**/*.test.ts", "**/*.fault.ts", "server/test/**", "e2e/**", "bench/**"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
+  {
+    // Outputs are checked under test and trusted elsewhere (server/trpc/init.ts, contract): none may skip that.
+    files: ["server/routers/**/*.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.property.name='output'][arguments.0.callee.name!='contract']",
+          message: "Wrap output schemas in contract() (server/trpc/init.ts): checked under test, trusted in production.",
+        },
+      ],
+    },
+  },
   { files: ["public/**/*.js"], languageOptions: { globals: { ...globals.browser } } },
   {
     files: ["app/**/*.{ts,tsx}"],

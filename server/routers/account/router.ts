@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { authedProcedure, router, sessionOnlyProcedure, type Meta } from "../../trpc/init";
+import { authedProcedure, router, sessionOnlyProcedure, type Meta, contract } from "../../trpc/init";
 import { accountOutput, changeEmailInput, setAvatarInput, updateAccountInput, verifyEmailInput } from "./account.schema";
 import { deleteAccount, getAccount, setAvatar, startEmailChange, updateAccount, verifyEmailChange } from "./account.service";
 
@@ -23,13 +23,13 @@ export const accountRouter = router({
       },
     })
     .input(z.object({}).optional())
-    .output(accountOutput)
+    .output(contract(accountOutput))
     .query(({ ctx }) => getAccount(ctx.app.db, ctx.actor.userId, ctx.actor.workspaceId)),
 
   update: sessionOnlyProcedure
     .meta(internal("PATCH", "/account", "Rename the account", "Sets the user's display name; empty or null clears it."))
     .input(updateAccountInput)
-    .output(accountOutput)
+    .output(contract(accountOutput))
     .mutation(({ ctx, input }) => updateAccount(ctx.app.db, ctx.actor, input.name)),
 
   changeEmail: sessionOnlyProcedure
@@ -38,7 +38,7 @@ export const accountRouter = router({
       successStatus: 202,
     })
     .input(changeEmailInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await startEmailChange(ctx, ctx.actor.userId, input.email);
     }),
@@ -46,7 +46,7 @@ export const accountRouter = router({
   verifyEmail: sessionOnlyProcedure
     .meta(internal("POST", "/account/email/verify", "Confirm the new e-mail address", "Applies the e-mail change confirmed by the code."))
     .input(verifyEmailInput)
-    .output(accountOutput)
+    .output(contract(accountOutput))
     .mutation(({ ctx, input }) => verifyEmailChange(ctx.app, ctx.actor, input.code)),
 
   delete: sessionOnlyProcedure
@@ -60,7 +60,7 @@ export const accountRouter = router({
       successStatus: 204,
     })
     .input(z.object({}).optional())
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx }) => {
       await deleteAccount(ctx.app, ctx.actor.userId);
       ctx.res.appendHeader("Set-Cookie", ctx.app.lucia.createBlankSessionCookie().serialize());
@@ -69,6 +69,6 @@ export const accountRouter = router({
   /** No REST: the dashboard's upload action calls it after storing the file. */
   setAvatar: sessionOnlyProcedure
     .input(setAvatarInput)
-    .output(accountOutput)
+    .output(contract(accountOutput))
     .mutation(({ ctx, input }) => setAvatar(ctx.app, ctx.actor, input.avatar_url)),
 });

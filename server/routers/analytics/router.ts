@@ -1,4 +1,4 @@
-import { authedProcedure, router } from "../../trpc/init";
+import { authedProcedure, router, contract } from "../../trpc/init";
 import {
   dailyVisitorsOutput,
   exportClicksOutput,
@@ -28,7 +28,7 @@ export const analyticsRouter = router({
       },
     })
     .input(linkAnalyticsInput)
-    .output(linkAnalyticsOutput)
+    .output(contract(linkAnalyticsOutput))
     // Analytics reads may go to the read replica (DATABASE_READ_URL): the services read `app.db`.
     .query(({ ctx, input }) => ctx.read((db) => linkAnalytics({ ...ctx.app, db }, ctx.actor, input.id, { from: input.from, to: input.to }))),
 
@@ -44,23 +44,23 @@ export const analyticsRouter = router({
       },
     })
     .input(workspaceAnalyticsInput)
-    .output(workspaceAnalyticsOutput)
+    .output(contract(workspaceAnalyticsOutput))
     .query(({ ctx, input }) => ctx.read((db) => workspaceAnalytics({ ...ctx.app, db }, ctx.actor, input.link_id, { from: input.from, to: input.to }))),
 
   // Dashboard only (no REST path): unique visitors are not part of service.md's answers.
   daily: authedProcedure
     .input(workspaceAnalyticsInput)
-    .output(dailyVisitorsOutput)
+    .output(contract(dailyVisitorsOutput))
     .query(async ({ ctx, input }) => ({ days: await dailyVisitors(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to }) })),
 
   export: authedProcedure
     .input(workspaceAnalyticsInput)
-    .output(exportClicksOutput)
+    .output(contract(exportClicksOutput))
     .query(async ({ ctx, input }) => ({ clicks: await exportClicks(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to }) })),
 
   // Dashboard only (no REST path): series in the viewer's time zone, comparison, cross-filtered breakdowns.
   dashboard: authedProcedure
     .input(dashboardInput)
-    .output(dashboardOutput)
+    .output(contract(dashboardOutput))
     .query(({ ctx, input }) => dashboard(ctx.app, ctx.actor, input)),
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../domain/errors";
 import { isCrossSiteWrite } from "../../core/auth";
-import { publicProcedure, router, sessionOnlyProcedure } from "../../trpc/init";
+import { publicProcedure, router, sessionOnlyProcedure, contract } from "../../trpc/init";
 import { accountOutput } from "../account/account.schema";
 import { startInput, verifyInput } from "./auth.schema";
 import { logout, startSignIn, verifySignIn } from "./auth.service";
@@ -29,7 +29,7 @@ export const authRouter = router({
       successStatus: 204,
     })
     .input(startInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await startSignIn(ctx, input.email);
     }),
@@ -47,7 +47,7 @@ export const authRouter = router({
       internal: true,
     })
     .input(verifyInput)
-    .output(accountOutput)
+    .output(contract(accountOutput))
     .mutation(({ ctx, input }) => verifySignIn(ctx, input.email, input.code)),
 
   logout: sessionOnlyProcedure
@@ -64,7 +64,7 @@ export const authRouter = router({
       successStatus: 204,
     })
     .input(z.object({}).optional())
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx }) => {
       await logout(ctx);
     }),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { authedProcedure, router, runtimeChecks, type Meta } from "../../trpc/init";
+import { authedProcedure, router, runtimeChecks, type Meta, contract } from "../../trpc/init";
 import { createDomainInput, domainIdInput, domainOutput, updateDomainInput } from "./domains.schema";
 import { createDomain, createDomainChecks, deleteDomain, listDomains, updateDomain, updateDomainChecks, verifyDomain } from "./domains.service";
 
@@ -13,7 +13,7 @@ export const domainRouter = router({
   list: authedProcedure
     .meta(api("GET", "/domains", "List domains", "Branded domains of the caller's workspace, by name."))
     .input(z.object({}))
-    .output(z.object({ domains: z.array(domainOutput) }))
+    .output(contract(z.object({ domains: z.array(domainOutput) })))
     .query(async ({ ctx }) => ({ domains: await listDomains(ctx.app, ctx.actor) })),
 
   create: authedProcedure
@@ -30,7 +30,7 @@ export const domainRouter = router({
     })
     .use(runtimeChecks(createDomainInput, createDomainChecks))
     .input(createDomainInput)
-    .output(domainOutput)
+    .output(contract(domainOutput))
     .mutation(({ ctx, input }) => createDomain(ctx.app, ctx.actor, input)),
 
   verify: authedProcedure
@@ -43,7 +43,7 @@ export const domainRouter = router({
       ),
     )
     .input(domainIdInput)
-    .output(domainOutput)
+    .output(contract(domainOutput))
     .mutation(({ ctx, input }) => verifyDomain(ctx.app, ctx.actor, input.id)),
 
   update: authedProcedure
@@ -52,7 +52,7 @@ export const domainRouter = router({
     )
     .use(runtimeChecks(updateDomainInput, updateDomainChecks))
     .input(updateDomainInput)
-    .output(domainOutput)
+    .output(contract(domainOutput))
     .mutation(({ ctx, input }) => updateDomain(ctx.app, ctx.actor, input)),
 
   delete: authedProcedure
@@ -62,7 +62,7 @@ export const domainRouter = router({
       errors: [409],
     })
     .input(domainIdInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await deleteDomain(ctx.app, ctx.actor, input.id);
     }),

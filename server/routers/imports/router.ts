@@ -1,7 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { AppError } from "../../domain/errors";
-import { authedProcedure, router } from "../../trpc/init";
+import { authedProcedure, router, contract } from "../../trpc/init";
 import type { Actor } from "../../trpc/context";
 import { inspectInput, inspectionOutput, jobInput, jobOutput, startInput } from "./imports.schema";
 import { createImportJob, getImportJob, inspectUpload, listImportJobs, prepareImport, uploadOwner, uploadsDir } from "./imports.service";
@@ -20,13 +20,13 @@ export const importRouter = router({
   /** What an uploaded file holds: header, row count, a preview, the recognised format, each format's mapping. */
   inspect: authedProcedure
     .input(inspectInput)
-    .output(inspectionOutput)
+    .output(contract(inspectionOutput))
     .mutation(({ ctx, input }) => inspectUpload(ctx.app.config.dataDir, ownUpload(ctx.actor, input.upload), input.format)),
 
   /** Queues the import of an upload into the caller's workspace; the job runner takes it at once. */
   start: authedProcedure
     .input(startInput)
-    .output(jobOutput)
+    .output(contract(jobOutput))
     .mutation(async ({ ctx, input }) => {
       const file = path.join(uploadsDir(ctx.app.config.dataDir), ownUpload(ctx.actor, input.upload));
       const prepared = await prepareImport(file, input.format, input.mapping as Mapping | undefined);
@@ -41,12 +41,12 @@ export const importRouter = router({
   /** One import of the workspace, with its progress and report. */
   get: authedProcedure
     .input(jobInput)
-    .output(jobOutput)
+    .output(contract(jobOutput))
     .query(({ ctx, input }) => getImportJob(ctx.app.db, ctx.actor.workspaceId, input.id)),
 
   /** The workspace's ten latest imports (without their reports). */
   list: authedProcedure
     .input(z.object({}).strict())
-    .output(z.object({ imports: z.array(jobOutput) }))
+    .output(contract(z.object({ imports: z.array(jobOutput) })))
     .query(async ({ ctx }) => ({ imports: await listImportJobs(ctx.app.db, ctx.actor.workspaceId) })),
 });

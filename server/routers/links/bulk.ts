@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, isDatabaseUnavailable, toPublicError, type Fields } from "../../domain/errors";
 import { body, isObject, withRuntimeIssues } from "../../lib/input";
-import { authedProcedure } from "../../trpc/init";
+import { authedProcedure, contract } from "../../trpc/init";
 import type { Actor, Context } from "../../trpc/context";
 import { createLinkInput, linkOutput, type CreateLinkInput, type LinkDto } from "./links.schema";
 import { createLink } from "./links.service";
@@ -81,5 +81,5 @@ export const bulkCreateProcedure = authedProcedure
     },
   })
   .input(bulkCreateInput)
-  .output(bulkCreateOutput)
+  .output(contract(bulkCreateOutput))
   .mutation(({ ctx, input }) => bulkCreateLinks(ctx, ctx.actor, input));

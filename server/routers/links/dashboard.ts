@@ -2,7 +2,7 @@ import { z } from "zod";
 import { and, arrayContains, desc, eq, ilike, isNull, lt, or, sql } from "drizzle-orm";
 import { domains, links } from "../../../db/schema";
 import { text } from "../../lib/input";
-import { authedProcedure } from "../../trpc/init";
+import { authedProcedure, contract } from "../../trpc/init";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { linkOutput, slugSchema, TAG_RE } from "./links.schema";
@@ -83,13 +83,13 @@ export async function isSlugAvailable(app: AppServices, slug: string, domain?: {
 export const dashboardLinkProcedures = {
   search: authedProcedure
     .input(searchInput)
-    .output(searchOutput)
+    .output(contract(searchOutput))
     .query(({ ctx, input }) => searchLinks(ctx.app, ctx.actor, input)),
 
   /** Feedback while typing a custom slug; the unique index still decides on write. */
   slugAvailable: authedProcedure
     .input(z.object({ slug: slugSchema, domain: text().max(253).optional() }).strict())
-    .output(z.object({ slug: z.string(), available: z.boolean() }))
+    .output(contract(z.object({ slug: z.string(), available: z.boolean() })))
     .query(async ({ ctx, input }) => ({
       slug: input.slug,
       available: await isSlugAvailable(ctx.app, input.slug, input.domain ? { workspaceId: ctx.actor.workspaceId, name: input.domain } : undefined),

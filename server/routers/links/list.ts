@@ -4,7 +4,7 @@ import { clickRollups, domains, links } from "../../../db/schema";
 import { AppError, validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
-import { authedProcedure } from "../../trpc/init";
+import { authedProcedure, contract } from "../../trpc/init";
 import { linkCacheKey } from "../../core/lookup";
 import { countClicks } from "../analytics/analytics.service";
 import { MAX_TAGS } from "./links.schema";
@@ -222,18 +222,18 @@ export async function bulkDelete(app: AppServices, actor: Actor, input: { ids: s
 export const listLinkProcedures = {
   dashboardList: authedProcedure
     .input(listInput)
-    .output(listOutput)
+    .output(contract(listOutput))
     .query(({ ctx, input }) => listDashboardLinks(ctx.app, ctx.actor, input)),
   bulkTag: authedProcedure
     .input(bulkTagInput)
-    .output(bulkOutput)
+    .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkTag(ctx.app, ctx.actor, input)),
   bulkExpiry: authedProcedure
     .input(bulkExpiryInput)
-    .output(bulkOutput)
+    .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkExpiry(ctx.app, ctx.actor, input)),
   bulkDelete: authedProcedure
     .input(bulkIdsInput)
-    .output(bulkOutput)
+    .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkDelete(ctx.app, ctx.actor, input)),
 };

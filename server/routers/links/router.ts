@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { authedProcedure, optionalAuthProcedure, router, runtimeChecks } from "../../trpc/init";
+import { authedProcedure, optionalAuthProcedure, router, runtimeChecks, contract } from "../../trpc/init";
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
 import { createLink, deleteLink, getLink, listLinks, updateLink } from "./links.service";
 import { dashboardLinkProcedures } from "./dashboard";
@@ -28,7 +28,7 @@ export const linkRouter = router({
     })
     .use(runtimeChecks(createLinkInput, createLinkChecks))
     .input(createLinkInput)
-    .output(linkOutput)
+    .output(contract(linkOutput))
     .mutation(({ ctx, input }) => createLink(ctx, ctx.actor, input)),
 
   bulk: bulkCreateProcedure,
@@ -45,7 +45,7 @@ export const linkRouter = router({
       },
     })
     .input(z.object({}))
-    .output(z.object({ links: z.array(linkOutput) }))
+    .output(contract(z.object({ links: z.array(linkOutput) })))
     .query(async ({ ctx }) => ({ links: await listLinks(ctx.app, ctx.actor) })),
 
   get: authedProcedure
@@ -60,7 +60,7 @@ export const linkRouter = router({
       },
     })
     .input(linkIdInput)
-    .output(linkOutput)
+    .output(contract(linkOutput))
     .query(({ ctx, input }) => getLink(ctx.app, ctx.actor, input.id)),
 
   update: authedProcedure
@@ -78,7 +78,7 @@ export const linkRouter = router({
     })
     .use(runtimeChecks(updateLinkInput, updateLinkChecks))
     .input(updateLinkInput)
-    .output(linkOutput)
+    .output(contract(linkOutput))
     .mutation(({ ctx, input }) => updateLink(ctx.app, ctx.actor, input)),
 
   delete: authedProcedure
@@ -95,7 +95,7 @@ export const linkRouter = router({
       errors: [409],
     })
     .input(linkIdInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await deleteLink(ctx.app, ctx.actor, input.id);
     }),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { authedProcedure, publicProcedure, router, runtimeChecks, type Meta } from "../../trpc/init";
+import { authedProcedure, publicProcedure, router, runtimeChecks, type Meta, contract } from "../../trpc/init";
 import { noLoopChecks } from "../links/runtime-checks";
 import {
   analyticsInput,
@@ -40,7 +40,7 @@ export const linktreeRouter = router({
   list: authedProcedure
     .meta(api("GET", "/linktrees", "List linktrees", "Linktrees of the caller's workspace, newest first."))
     .input(z.object({}))
-    .output(z.object({ linktrees: z.array(linktreeOutput) }))
+    .output(contract(z.object({ linktrees: z.array(linktreeOutput) })))
     .query(async ({ ctx }) => ({ linktrees: await listLinktrees(ctx.app, ctx.actor) })),
 
   create: authedProcedure
@@ -56,13 +56,13 @@ export const linktreeRouter = router({
     })
     .use(runtimeChecks(createLinktreeInput, noLoopChecks))
     .input(createLinktreeInput)
-    .output(linktreeOutput)
+    .output(contract(linktreeOutput))
     .mutation(({ ctx, input }) => createLinktree(ctx.app, ctx.actor, input)),
 
   get: authedProcedure
     .meta(api("GET", "/linktrees/{id}", "Get a linktree", "The linktree with its items ordered by position, inactive items included."))
     .input(linktreeIdInput)
-    .output(linktreeDetailOutput)
+    .output(contract(linktreeDetailOutput))
     .query(({ ctx, input }) => getLinktree(ctx.app, ctx.actor, input.id)),
 
   update: authedProcedure
@@ -77,7 +77,7 @@ export const linktreeRouter = router({
     })
     .use(runtimeChecks(updateLinktreeInput, noLoopChecks))
     .input(updateLinktreeInput)
-    .output(linktreeOutput)
+    .output(contract(linktreeOutput))
     .mutation(({ ctx, input }) => updateLinktree(ctx.app, ctx.actor, input)),
 
   delete: authedProcedure
@@ -91,7 +91,7 @@ export const linktreeRouter = router({
       successStatus: 204,
     })
     .input(linktreeIdInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await deleteLinktree(ctx.app, ctx.actor, input.id);
     }),
@@ -108,7 +108,7 @@ export const linktreeRouter = router({
     })
     .use(runtimeChecks(createItemInput, noLoopChecks))
     .input(createItemInput)
-    .output(itemOutput)
+    .output(contract(itemOutput))
     .mutation(({ ctx, input }) => createItem(ctx.app, ctx.actor, input)),
 
   updateItem: authedProcedure
@@ -122,7 +122,7 @@ export const linktreeRouter = router({
     )
     .use(runtimeChecks(updateItemInput, noLoopChecks))
     .input(updateItemInput)
-    .output(itemOutput)
+    .output(contract(itemOutput))
     .mutation(({ ctx, input }) => updateItem(ctx.app, ctx.actor, input)),
 
   deleteItem: authedProcedure
@@ -136,7 +136,7 @@ export const linktreeRouter = router({
       successStatus: 204,
     })
     .input(itemIdInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await deleteItem(ctx.app, ctx.actor, input.id, input.itemId);
     }),
@@ -151,18 +151,18 @@ export const linktreeRouter = router({
       ),
     )
     .input(analyticsInput)
-    .output(analyticsOutput)
+    .output(contract(analyticsOutput))
     .query(({ ctx, input }) => linktreeAnalytics(ctx.app, ctx.actor, input)),
 
   /** Dashboard: drag-and-drop order. Not part of the REST API. */
   reorderItems: authedProcedure
     .input(reorderItemsInput)
-    .output(z.array(itemOutput))
+    .output(contract(z.array(itemOutput)))
     .mutation(({ ctx, input }) => reorderItems(ctx.app, ctx.actor, input.id, input.itemIds)),
 
   /** The public page's data (published only, else 404), for the Remix route on the redirect host. */
   publicPage: publicProcedure
     .input(publicPageInput)
-    .output(publicPageOutput)
+    .output(contract(publicPageOutput))
     .query(({ ctx, input }) => publicPage(ctx.app, input.slug)),
 });

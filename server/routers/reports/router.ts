@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { adminProcedure, publicProcedure, router, runtimeChecks } from "../../trpc/init";
+import { adminProcedure, publicProcedure, router, runtimeChecks, contract } from "../../trpc/init";
 import { createReportInput, createReportOutput, listReportsInput, reportIdInput, reportOutput } from "./reports.schema";
 import { createReport, deleteReportedLink, dismissReport, listReports, reportUrlChecks } from "./reports.service";
 
@@ -21,7 +21,7 @@ export const reportRouter = router({
     })
     .use(runtimeChecks(createReportInput, reportUrlChecks))
     .input(createReportInput)
-    .output(createReportOutput)
+    .output(contract(createReportOutput))
     .mutation(({ ctx, input }) => createReport(ctx, input)),
 
   list: adminProcedure
@@ -37,7 +37,7 @@ export const reportRouter = router({
       internal: true,
     })
     .input(listReportsInput.optional())
-    .output(z.object({ reports: z.array(reportOutput) }))
+    .output(contract(z.object({ reports: z.array(reportOutput) })))
     .query(async ({ ctx, input }) => ({ reports: await listReports(ctx.app.db, input?.status) })),
 
   dismiss: adminProcedure
@@ -53,7 +53,7 @@ export const reportRouter = router({
       internal: true,
     })
     .input(reportIdInput)
-    .output(reportOutput)
+    .output(contract(reportOutput))
     .mutation(({ ctx, input }) => dismissReport(ctx.app, ctx.actor.userId, input.id)),
 
   deleteLink: adminProcedure
@@ -69,6 +69,6 @@ export const reportRouter = router({
       internal: true,
     })
     .input(reportIdInput)
-    .output(reportOutput)
+    .output(contract(reportOutput))
     .mutation(({ ctx, input }) => deleteReportedLink(ctx.app, ctx.actor.userId, input.id)),
 });

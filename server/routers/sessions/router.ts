@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { router, sessionOnlyProcedure } from "../../trpc/init";
+import { router, sessionOnlyProcedure, contract } from "../../trpc/init";
 import { sessionIdInput, sessionOutput } from "./sessions.schema";
 import { listSessions, revokeSession } from "./sessions.service";
 
@@ -19,7 +19,7 @@ export const sessionRouter = router({
       internal: true,
     })
     .input(z.object({}).optional())
-    .output(z.object({ sessions: z.array(sessionOutput) }))
+    .output(contract(z.object({ sessions: z.array(sessionOutput) })))
     .query(async ({ ctx }) => ({ sessions: await listSessions(ctx.app, ctx.actor) })),
 
   revoke: sessionOnlyProcedure
@@ -36,7 +36,7 @@ export const sessionRouter = router({
       successStatus: 204,
     })
     .input(sessionIdInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await revokeSession(ctx, ctx.actor, input.id);
     }),

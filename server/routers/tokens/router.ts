@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { router, sessionOnlyProcedure } from "../../trpc/init";
+import { router, sessionOnlyProcedure, contract } from "../../trpc/init";
 import { apiTokenOutput, createTokenInput, createTokenOutput, tokenIdInput } from "./tokens.schema";
 import { createToken, listTokens, listTokensWithWorkspace, revokeToken } from "./tokens.service";
 
@@ -19,7 +19,7 @@ export const tokenRouter = router({
       internal: true,
     })
     .input(z.object({}).optional())
-    .output(z.object({ tokens: z.array(apiTokenOutput) }))
+    .output(contract(z.object({ tokens: z.array(apiTokenOutput) })))
     .query(async ({ ctx }) => ({ tokens: await listTokens(ctx.app.db, ctx.actor.userId) })),
 
   create: sessionOnlyProcedure
@@ -37,16 +37,18 @@ export const tokenRouter = router({
       successStatus: 201,
     })
     .input(createTokenInput)
-    .output(createTokenOutput)
+    .output(contract(createTokenOutput))
     .mutation(({ ctx, input }) => createToken(ctx.app.db, ctx.actor.userId, input.name, ctx.actor.workspaceId)),
 
   /** No REST: the dashboard's list, with the workspace each token acts in. */
   listWithWorkspace: sessionOnlyProcedure
     .input(z.object({}).optional())
     .output(
-      z.object({
-        tokens: z.array(apiTokenOutput.extend({ workspace: z.object({ id: z.string(), name: z.string().nullable(), personal: z.boolean() }).nullable() })),
-      }),
+      contract(
+        z.object({
+          tokens: z.array(apiTokenOutput.extend({ workspace: z.object({ id: z.string(), name: z.string().nullable(), personal: z.boolean() }).nullable() })),
+        }),
+      ),
     )
     .query(async ({ ctx }) => ({ tokens: await listTokensWithWorkspace(ctx.app.db, ctx.actor.userId) })),
 
@@ -64,7 +66,7 @@ export const tokenRouter = router({
       successStatus: 204,
     })
     .input(tokenIdInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await revokeToken(ctx.app.db, ctx.actor.userId, input.id);
     }),

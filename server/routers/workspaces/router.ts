@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { publicProcedure, router, sessionOnlyProcedure, type Meta } from "../../trpc/init";
+import { publicProcedure, router, sessionOnlyProcedure, type Meta, contract } from "../../trpc/init";
 import { accountOutput } from "../account/account.schema";
 import {
   acceptInviteInput,
@@ -46,25 +46,25 @@ export const workspaceRouter = router({
   list: sessionOnlyProcedure
     .meta(internal("GET", "/workspaces", "List workspaces", "The caller's workspaces with role and member count, personal first, then by name."))
     .input(z.object({}).optional())
-    .output(z.object({ workspaces: z.array(workspaceOutput) }))
+    .output(contract(z.object({ workspaces: z.array(workspaceOutput) })))
     .query(async ({ ctx }) => ({ workspaces: await listWorkspaces(ctx.app.db, ctx.actor) })),
 
   create: sessionOnlyProcedure
     .meta({ ...internal("POST", "/workspaces", "Create a workspace", "A shared workspace with the caller as its owner."), successStatus: 201 })
     .input(createWorkspaceInput)
-    .output(workspaceOutput)
+    .output(contract(workspaceOutput))
     .mutation(({ ctx, input }) => createWorkspace(ctx.app.db, ctx.actor, input.name)),
 
   switch: sessionOnlyProcedure
     .meta(internal("POST", "/workspaces/{id}/switch", "Switch workspace", "This session acts in the workspace from now on; answers the Account."))
     .input(switchInput)
-    .output(accountOutput)
+    .output(contract(accountOutput))
     .mutation(({ ctx, input }) => switchWorkspace(ctx.app.db, ctx.actor, input.id)),
 
   update: sessionOnlyProcedure
     .meta(internal("PATCH", "/workspaces/{id}", "Rename a workspace", "Owners only."))
     .input(updateWorkspaceInput)
-    .output(workspaceOutput)
+    .output(contract(workspaceOutput))
     .mutation(({ ctx, input }) => renameWorkspace(ctx.app.db, ctx.actor, input.id, input.name)),
 
   delete: sessionOnlyProcedure
@@ -78,7 +78,7 @@ export const workspaceRouter = router({
       successStatus: 204,
     })
     .input(workspaceIdInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await deleteWorkspace(ctx.app, ctx.actor, input.id);
     }),
@@ -86,7 +86,7 @@ export const workspaceRouter = router({
   members: sessionOnlyProcedure
     .meta(internal("GET", "/workspaces/{id}/members", "List members", "Members and pending invitations; any member may look."))
     .input(workspaceIdInput)
-    .output(z.object({ members: z.array(memberOutput), invites: z.array(inviteOutput) }))
+    .output(contract(z.object({ members: z.array(memberOutput), invites: z.array(inviteOutput) })))
     .query(({ ctx, input }) => listMembers(ctx.app.db, ctx.actor, input.id)),
 
   invite: sessionOnlyProcedure
@@ -100,7 +100,7 @@ export const workspaceRouter = router({
       successStatus: 201,
     })
     .input(createInviteInput)
-    .output(inviteOutput)
+    .output(contract(inviteOutput))
     .mutation(({ ctx, input }) => createInvite(ctx.app, ctx.actor, input)),
 
   revokeInvite: sessionOnlyProcedure
@@ -109,7 +109,7 @@ export const workspaceRouter = router({
       successStatus: 204,
     })
     .input(inviteIdInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await revokeInvite(ctx.app.db, ctx.actor, input.id, input.inviteId);
     }),
@@ -124,13 +124,13 @@ export const workspaceRouter = router({
       ),
     )
     .input(acceptInviteInput)
-    .output(z.object({ workspace: workspaceOutput }))
+    .output(contract(z.object({ workspace: workspaceOutput })))
     .mutation(({ ctx, input }) => acceptInvite(ctx.app.db, ctx.actor, input.token)),
 
   updateMember: sessionOnlyProcedure
     .meta(internal("PATCH", "/workspaces/{id}/members/{userId}", "Change a member's role", "Owners only. Leaving no owner: 409 LAST_OWNER."))
     .input(updateMemberInput)
-    .output(memberOutput)
+    .output(contract(memberOutput))
     .mutation(({ ctx, input }) => setMemberRole(ctx.app.db, ctx.actor, input)),
 
   removeMember: sessionOnlyProcedure
@@ -144,7 +144,7 @@ export const workspaceRouter = router({
       successStatus: 204,
     })
     .input(memberIdInput)
-    .output(z.void())
+    .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
       await removeMember(ctx.app.db, ctx.actor, input.id, input.userId);
     }),
@@ -152,6 +152,6 @@ export const workspaceRouter = router({
   /** No REST: the invitation landing page, before sign-in. The mailed token is the credential. */
   previewInvite: publicProcedure
     .input(previewInviteInput)
-    .output(invitePreviewOutput)
+    .output(contract(invitePreviewOutput))
     .query(({ ctx, input }) => previewInvite(ctx.app.db, input.token)),
 });
