@@ -15,6 +15,22 @@ import { createInvalidation } from "./invalidation";
 export const LINK_CHANNEL = "link_changed";
 /** Payload on LINK_CHANNEL meaning "branded domains changed" (no slug or cache key has a `!`). */
 export const DOMAINS_CHANGED = "!domains";
+/** Payload on LINK_CHANNEL meaning "a token, user or membership changed" (auth.ts token cache; migration 0007 sends it too). */
+export const CREDENTIALS_CHANGED = "!credentials";
+
+/** What a token's look-up found (auth.ts): the token, its user and the user's membership of the token's workspace. */
+export type TokenEntry = {
+  id: string;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+  workspaceId: string;
+  userId: string;
+  plan: "free" | "pro";
+  isAdmin: boolean;
+  role: "owner" | "member";
+  /** When this copy stops being trusted without asking the database again. */
+  until: number;
+};
 
 /** Everything a procedure may use, built once at start (or per test file). */
 export type AppServices = {
@@ -41,6 +57,14 @@ export type AppServices = {
   domainCache: LruCache<DomainEntry>;
   /** Drop every cached domain here and in every other instance. Call after every committed domain write. */
   invalidateDomains(): Promise<void>;
+  /** token hash → what its look-up found (auth.ts), dropped on every credential change. */
+  tokenCache: LruCache<TokenEntry>;
+  /**
+   * Drop every cached token look-up here and in every other instance. Call after every committed
+   * change that can end a token's access (revoke, membership role or removal, account or workspace
+   * deleted); migration 0007's triggers send the same, unconfirmed, for changes made elsewhere.
+   */
+  invalidateCredentials(): Promise<void>;
   /** Set by the redirect host at start: where counted visits go. */
   clicks?: ClickRecorder;
 };
@@ -53,6 +77,7 @@ export async function createServices(
   const log = opts.logger ?? createLogger(config.logLevel);
   const linkCache = new LruCache<CacheEntry>(opts.cacheSize ?? 50_000);
   const domainCache = new LruCache<DomainEntry>(10_000);
+  const tokenCache = new LruCache<TokenEntry>(10_000);
   const metrics = createMetrics();
   const reads = await createReadRouting({ primary: database, replicaUrl: config.databaseReadUrl, redisUrl: config.redisUrl, log, metrics });
   const services: AppServices = {
@@ -69,14 +94,16 @@ export async function createServices(
     invalidateSlugs: (slugs) => invalidation.invalidate(slugs),
     domainCache,
     invalidateDomains: () => invalidation.invalidate([DOMAINS_CHANGED]),
+    tokenCache,
+    invalidateCredentials: () => invalidation.invalidate([CREDENTIALS_CHANGED]),
   };
   // Confirmed by every other instance before a write answers (invalidation.ts).
   const invalidation = await createInvalidation({
     database,
     channel: LINK_CHANNEL,
     log,
-    drop: (key) => (key === DOMAINS_CHANGED ? domainCache.clear() : linkCache.delete(key)),
-    reset: () => (linkCache.clear(), domainCache.clear()),
+    drop: (key) => (key === DOMAINS_CHANGED ? domainCache.clear() : key === CREDENTIALS_CHANGED ? tokenCache.clear() : linkCache.delete(key)),
+    reset: () => (linkCache.clear(), domainCache.clear(), tokenCache.clear()),
   });
   // Click partitions for this month and the next ones (and retention), before the first click.
   const upkeep = await startClickMaintenance(services);

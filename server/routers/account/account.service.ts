@@ -109,8 +109,9 @@ export async function purgeWorkspace(tx: DbOrTx, workspaceId: string, into: Purg
   return into;
 }
 
-/** After a committed purge: its short links stop on every instance, and its domains stop being served. */
+/** After a committed purge: its short links stop on every instance, its domains stop being served and its tokens stop working. */
 export async function dropCaches(app: AppServices, purged: Purged): Promise<void> {
+  await app.invalidateCredentials();
   await app.invalidateSlugs(purged.cacheKeys);
   if (purged.domains) await app.invalidateDomains();
 }

@@ -281,7 +281,7 @@ describe("bulk actions", () => {
     const l = await put(owner);
     expect(await member().bulkTag({ ids: [l.id], add: ["shared"] })).toEqual({ updated: 1 });
     await removeMember(
-      t.app.db,
+      t.app,
       { via: "token", userId: owner.id, workspaceId: owner.workspaceId, role: "owner", plan: "free", isAdmin: false },
       owner.workspaceId,
       m.id,

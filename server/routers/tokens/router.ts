@@ -68,6 +68,6 @@ export const tokenRouter = router({
     .input(tokenIdInput)
     .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
-      await revokeToken(ctx.app.db, ctx.actor.userId, input.id);
+      await revokeToken(ctx.app, ctx.actor.userId, input.id);
     }),
 });

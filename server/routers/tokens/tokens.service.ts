@@ -1,5 +1,6 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
+import type { AppServices } from "../../core/services";
 import { apiTokens, workspaces } from "../../../db/schema";
 import { notFound } from "../../domain/errors";
 import { issueToken, type TokenRow } from "../../lib/users";
@@ -57,8 +58,12 @@ export async function createToken(db: DbOrTx, userId: string, name: string, work
   return { token, record: toApiTokenDto(record) };
 }
 
-/** Sets revoked_at once (204 again when already revoked); another user's token is not found. */
-export async function revokeToken(db: DbOrTx, userId: string, id: string): Promise<void> {
+/**
+ * Sets revoked_at once (204 again when already revoked); another user's token is not found. Answers
+ * once every instance dropped its cached token look-ups (auth.ts): 401 from the next request on.
+ */
+export async function revokeToken(app: AppServices, userId: string, id: string): Promise<void> {
+  const db = app.db;
   const [row] = await db
     .select({ id: apiTokens.id })
     .from(apiTokens)
@@ -68,4 +73,5 @@ export async function revokeToken(db: DbOrTx, userId: string, id: string): Promi
     .update(apiTokens)
     .set({ revokedAt: Date.now() })
     .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)));
+  await app.invalidateCredentials();
 }

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { eq } from "drizzle-orm";
+import { apiTokens } from "../../../db/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../../db/client";
 import { createTestDatabase, tempDataDir } from "../../../db/test-db";
@@ -11,8 +13,9 @@ import { invitationToken } from "./teams.test-helper";
 
 /**
  * Two service instances on one database (a second connection pool on PostgreSQL; the same embedded
- * database on PGlite), as behind a load balancer. Removing a member on one takes effect on the
- * other's very next request: nothing about memberships is cached anywhere.
+ * database on PGlite), as behind a load balancer. Removing a member or revoking a token on one takes
+ * effect on the other's very next request: each instance caches token look-ups (core/auth.ts), and such
+ * a change answers only once every instance dropped them.
  */
 type Instance = { app: AppServices; api: string; servers: RunningServers };
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -103,5 +106,33 @@ describe("two instances on one database", () => {
     expect((await A("DELETE", `/workspaces/${ws}/members/${member.id}`, member.cookie)).status).toBe(204);
     expect((await B("GET", "/links", bearer)).status).toBe(401);
     expect((await B("GET", `/workspaces/${ws}/members`, member.cookie)).status).toBe(404);
+  });
+
+  it("a token revoked on one instance answers 401 on the other at the very next request, though both had it cached", async () => {
+    const [A, B] = [on(a), on(b)];
+    const user = await signedIn(a.app);
+    const made = (await A("POST", "/account/tokens", user.cookie, { name: "ci" })).json;
+    const bearer = { authorization: `Bearer ${made.token}` };
+    for (const X of [A, B, A, B]) expect((await X("GET", "/links", bearer)).status).toBe(200);
+    expect((await A("DELETE", `/account/tokens/${made.record.id}`, user.cookie)).status).toBe(204);
+    expect((await B("GET", "/links", bearer)).status).toBe(401);
+    expect((await A("GET", "/links", bearer)).status).toBe(401);
+  });
+
+  it("a token revoked outside the service (an operator's SQL) stops on every instance within a moment (migration 0007's trigger)", async () => {
+    const [A, B] = [on(a), on(b)];
+    const user = await signedIn(b.app);
+    const made = (await B("POST", "/account/tokens", user.cookie, { name: "ops" })).json;
+    const bearer = { authorization: `Bearer ${made.token}` };
+    for (const X of [A, B]) expect((await X("GET", "/links", bearer)).status).toBe(200);
+    await a.app.db.update(apiTokens).set({ revokedAt: Date.now() }).where(eq(apiTokens.id, made.record.id));
+    const until = Date.now() + 2000;
+    const statuses = async () => [(await A("GET", "/links", bearer)).status, (await B("GET", "/links", bearer)).status];
+    let seen = await statuses();
+    while (seen.some((s) => s !== 401) && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+      seen = await statuses();
+    }
+    expect(seen).toEqual([401, 401]);
   });
 });

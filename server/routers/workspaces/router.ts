@@ -131,7 +131,7 @@ export const workspaceRouter = router({
     .meta(internal("PATCH", "/workspaces/{id}/members/{userId}", "Change a member's role", "Owners only. Leaving no owner: 409 LAST_OWNER."))
     .input(updateMemberInput)
     .output(contract(memberOutput))
-    .mutation(({ ctx, input }) => setMemberRole(ctx.app.db, ctx.actor, input)),
+    .mutation(({ ctx, input }) => setMemberRole(ctx.app, ctx.actor, input)),
 
   removeMember: sessionOnlyProcedure
     .meta({
@@ -146,7 +146,7 @@ export const workspaceRouter = router({
     .input(memberIdInput)
     .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
-      await removeMember(ctx.app.db, ctx.actor, input.id, input.userId);
+      await removeMember(ctx.app, ctx.actor, input.id, input.userId);
     }),
 
   /** No REST: the invitation landing page, before sign-in. The mailed token is the credential. */

@@ -286,9 +286,9 @@ const memberRow = (tx: DbOrTx, workspaceId: string, userId: string) =>
     .innerJoin(users, eq(users.id, memberships.userId))
     .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.userId, userId)));
 
-/** Owners only. Demoting the last owner: 409 LAST_OWNER. */
-export async function setMemberRole(db: DbOrTx, actor: Actor, input: { id: string; userId: string; role: Role }): Promise<MemberDto> {
-  return db.transaction(async (tx) => {
+/** Owners only. Demoting the last owner: 409 LAST_OWNER. The member's tokens act with the new role from the next request on. */
+export async function setMemberRole(app: AppServices, actor: Actor, input: { id: string; userId: string; role: Role }): Promise<MemberDto> {
+  const member = await app.db.transaction(async (tx) => {
     await membershipOf(tx, actor.userId, input.id, "owner", true);
     const [target] = await memberRow(tx, input.id, input.userId);
     if (!target) throw notFound();
@@ -298,18 +298,22 @@ export async function setMemberRole(db: DbOrTx, actor: Actor, input: { id: strin
       .update(memberships)
       .set({ role: input.role })
       .where(and(eq(memberships.workspaceId, input.id), eq(memberships.userId, input.userId)));
-    return { ...target, role: input.role };
+    return { ...target, role: input.role, changed: true };
   });
+  const { changed, ...dto } = { changed: false, ...member };
+  if (changed) await app.invalidateCredentials();
+  return dto;
 }
 
 /**
  * An owner removes a member, or a member leaves. Leaving no owner: 409 LAST_OWNER. In the same
  * transaction the member's tokens bound to the workspace are revoked and their sessions in it go
- * back to their personal workspace; every request also checks membership (core/auth), so this
- * holds from the very next request on every instance.
+ * back to their personal workspace; every request also checks membership (core/auth), and the
+ * answer waits until every instance dropped its cached token look-ups, so this holds from the very
+ * next request on every instance.
  */
-export async function removeMember(db: DbOrTx, actor: Actor, id: string, userId: string): Promise<void> {
-  await db.transaction(async (tx) => {
+export async function removeMember(app: AppServices, actor: Actor, id: string, userId: string): Promise<void> {
+  await app.db.transaction(async (tx) => {
     const self = userId === actor.userId;
     await membershipOf(tx, actor.userId, id, self ? "any" : "owner", true);
     const [target] = await memberRow(tx, id, userId);
@@ -325,4 +329,5 @@ export async function removeMember(db: DbOrTx, actor: Actor, id: string, userId:
       .set({ workspaceId: null })
       .where(and(eq(sessions.workspaceId, id), eq(sessions.userId, userId)));
   });
+  await app.invalidateCredentials();
 }
