@@ -1,7 +1,8 @@
 // `npm run bench`: every target of issue 7 in one run, on a fresh PostgreSQL database it creates
 // (and drops afterwards) and a fresh PGlite directory.
 //   1. redirects: the service vs a bare node:http server (301 from a Map), alternating rounds;
-//      the same on a branded domain (extensions §2: a verified domain, served by Host)
+//      the same on a branded domain (extensions §2: a verified domain, served by Host);
+//      embedded: the same against the service on PGlite (no DATABASE_URL)
 //   2. click ingestion: the batch recorder on its own, a burst into PostgreSQL
 //   3. analytics: 1M clicks on one link, 10M in the workspace (BENCH_SMALL=1: a tenth)
 //   4. slugs: allocation with 99% of the 4-character namespace taken; concurrent inserts
@@ -11,7 +12,7 @@
 //   8. linkslist: the dashboard's links list (link.dashboardList) over 10,000 links with tags and clicks
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000), BENCH_SMALL,
-// BENCH_ONLY (comma list of: redirects,api,analytics,memory,slugs,ingest,start,import,linkslist),
+// BENCH_ONLY (comma list of: redirects,embedded,api,analytics,memory,slugs,ingest,start,import,linkslist),
 // BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds).
 import { execSync } from "node:child_process";
 import { fork, type ChildProcess } from "node:child_process";
@@ -81,6 +82,66 @@ const merge = (results: LoadResult[]) => {
   for (const r of results) for (const [s, n] of r.statuses) statuses.set(s, (statuses.get(s) ?? 0) + n);
   return { requests, rps: requests / seconds, p50: percentile(all, 50), p99: percentile(all, 99), statuses, errors: results.reduce((s, r) => s + r.errors, 0) };
 };
+
+/** `settle`: waits until the server has written what the round left buffered (its clicks). */
+type Target = { port: number; host: string; settle?: () => Promise<void> };
+
+/**
+ * Waits until the service's `clicks_buffered` gauge (/_/metrics) is 0: a round's clicks are
+ * written before the next round starts, so a writer catching up never runs during (and slows) the
+ * bare server's round, which would flatter the ratio.
+ */
+const clicksWritten = (redirectPort: number) => async () => {
+  const until = Date.now() + 60_000;
+  while (Date.now() < until) {
+    const text = await fetch(`http://127.0.0.1:${redirectPort}/_/metrics`).then((r) => r.text());
+    if (/^clicks_buffered 0$/m.test(text)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("the service's clicks were not written within 60 s of the round");
+};
+
+/**
+ * Alternating rounds against several servers (each round in another order, so a noisy moment hurts
+ * them alike), after a warm-up of each; prints each round and returns every target's results.
+ */
+async function alternate<K extends string>(targets: Record<K, Target>, slugs: string[], warmSeconds: Record<K, number>) {
+  const keys = Object.keys(targets) as K[];
+  const load = (k: K, seconds: number) =>
+    runLoad({ host: "127.0.0.1", port: targets[k].port, connections: CONNECTIONS, seconds, request: slugRequest(targets[k].host, slugs, UA) });
+  const warm = {} as Record<K, LoadResult>;
+  for (const k of keys) {
+    warm[k] = await load(k, warmSeconds[k]);
+    await targets[k].settle?.();
+  }
+  const totals = Object.fromEntries(keys.map((k) => [k, [] as LoadResult[]])) as unknown as Record<K, LoadResult[]>;
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Rotate the order each round.
+    const order = keys.map((_, i) => keys[(i + round - 1) % keys.length]);
+    for (const k of order) {
+      const r = await load(k, SECONDS);
+      await targets[k].settle?.();
+      totals[k].push(r);
+      console.log(
+        `  round ${round} ${k.padEnd(5)} ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms`,
+      );
+    }
+  }
+  return { warm, totals };
+}
+
+/** The bare node:http server (301 from a Map of these links), started as a child process. */
+async function startBare(dataDir: string, redirectLinks: { slug: string; url: string }[]) {
+  const mapFile = path.join(dataDir, "slugs.json");
+  writeFileSync(mapFile, JSON.stringify(redirectLinks.map((r) => [r.slug, r.url])));
+  const port = await freePort();
+  const child = fork(path.join(root, "bench", "bare-server.ts"), [String(port), mapFile], {
+    execPath: path.join(root, "node_modules", ".bin", "tsx"),
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  await new Promise((r) => child.once("message", r));
+  return { port, child };
+}
 
 /**
  * `n` links in `workspaceId` for the links list: creation times over 90 days, 0-3 tags of 20
@@ -225,39 +286,21 @@ async function main() {
       children.push(app.child);
       row("start", "start to first answer, PostgreSQL", `${f(app.startMs)} ms`, "≤ 1,500 ms", app.startMs <= 1500);
       if (on("redirects")) {
-        const mapFile = path.join(dataDir, "slugs.json");
-        writeFileSync(mapFile, JSON.stringify(redirectLinks.map((r) => [r.slug, r.url])));
-        const barePort = await freePort();
-        const bare = fork(path.join(root, "bench", "bare-server.ts"), [String(barePort), mapFile], {
-          execPath: path.join(root, "node_modules", ".bin", "tsx"),
-          stdio: ["ignore", "inherit", "inherit", "ipc"],
-        });
-        children.push(bare);
-        await new Promise((r) => bare.once("message", r));
+        const bare = await startBare(dataDir, redirectLinks);
+        children.push(bare.child);
         // `brand`: the same server and slugs, by the Host of the branded domain.
-        const targets = { bare: barePort, app: app.redirectPort, brand: app.redirectPort };
-        const hostOf = (k: keyof typeof targets) => (k === "brand" ? BRAND : `127.0.0.1:${targets[k]}`);
-        const load = (k: keyof typeof targets, seconds: number) =>
-          runLoad({ host: "127.0.0.1", port: targets[k], connections: CONNECTIONS, seconds, request: slugRequest(hostOf(k), slugs, UA) });
-        const warm = { bare: await load("bare", 2), app: await load("app", 3), brand: await load("brand", 3) };
-        const totals = { bare: [] as LoadResult[], app: [] as LoadResult[], brand: [] as LoadResult[] };
         const rss = samplePeak(app.rssMb);
-        const orders = [
-          ["bare", "app", "brand"],
-          ["brand", "bare", "app"],
-          ["app", "brand", "bare"],
-        ] as const;
-        for (let round = 1; round <= ROUNDS; round++) {
-          for (const k of orders[(round - 1) % orders.length]) {
-            const r = await load(k, SECONDS);
-            totals[k].push(r);
-            console.log(
-              `  round ${round} ${k.padEnd(4)} ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms`,
-            );
-          }
-        }
+        const { warm, totals } = await alternate(
+          {
+            bare: { port: bare.port, host: `127.0.0.1:${bare.port}` },
+            app: { port: app.redirectPort, host: `127.0.0.1:${app.redirectPort}`, settle: clicksWritten(app.redirectPort) },
+            brand: { port: app.redirectPort, host: BRAND, settle: clicksWritten(app.redirectPort) },
+          },
+          slugs,
+          { bare: 2, app: 3, brand: 3 },
+        );
         const peakRss1k = rss.stop();
-        bare.kill("SIGTERM");
+        bare.child.kill("SIGTERM");
         const b = merge(totals.bare);
         const a = merge(totals.app);
         const d = merge(totals.brand);
@@ -286,6 +329,48 @@ async function main() {
         if (on("api")) await benchApi(app.appPort, writerToken, readerToken);
         await app.stop();
       }
+    }
+
+    // ---- 1b. redirects on the embedded database (PGlite: `npm start` without DATABASE_URL) ----------
+    if (on("embedded")) {
+      log(`redirects on the embedded database: ${LINKS} links, ${CONNECTIONS} connections, ${ROUNDS}×${SECONDS} s rounds each, alternating`);
+      const dir = path.join(dataDir, "embedded");
+      const pgliteDir = path.join(dir, "pglite");
+      const local = await openDatabase({ pgliteDir });
+      for (let i = 0; i < redirectLinks.length; i += 500) await local.db.insert(links).values(redirectLinks.slice(i, i + 500));
+      await local.close();
+      const app = await startServer(env, { dataDir: dir, profileDir: env.BENCH_PROFILE });
+      servers.push(app);
+      children.push(app.child);
+      const bare = await startBare(dir, redirectLinks);
+      children.push(bare.child);
+      const { warm, totals } = await alternate(
+        {
+          bare: { port: bare.port, host: `127.0.0.1:${bare.port}` },
+          app: { port: app.redirectPort, host: `127.0.0.1:${app.redirectPort}`, settle: clicksWritten(app.redirectPort) },
+        },
+        slugs,
+        { bare: 2, app: 3 },
+      );
+      bare.child.kill("SIGTERM");
+      const b = merge(totals.bare);
+      const a = merge(totals.app);
+      row("embedded", "bare node:http", `${f(b.rps)} req/s, p50 ${f(b.p50, 2)} ms, p99 ${f(b.p99, 2)} ms`);
+      row("embedded", "service (embedded PGlite, every click recorded)", `${f(a.rps)} req/s, p50 ${f(a.p50, 2)} ms, p99 ${f(a.p99, 2)} ms`);
+      row("embedded", "throughput service/bare", f(a.rps / b.rps, 2), "≥ 0.40", a.rps / b.rps >= 0.4);
+      row("embedded", "p99 service/bare", f(a.p99 / b.p99, 2), "≤ 5", a.p99 / b.p99 <= 5);
+      const code = await app.stop();
+      const check = await openDatabase({ pgliteDir });
+      const [{ n }] = await check.db.select({ n: count() }).from(clicks);
+      await check.close();
+      const answered = [a, warm.app].reduce((s, r) => s + (r.statuses.get(301) ?? 0), 0);
+      row(
+        "embedded",
+        "clicks recorded / redirects answered",
+        `${f(Number(n))} / ${f(answered)}${code === 0 ? "" : ` (exit code ${code})`}`,
+        "equal",
+        Number(n) === answered && code === 0,
+      );
     }
 
     // ---- 7. CSV import (before the namespace is seeded full: a tenth of the rows get generated slugs) ----

@@ -22,6 +22,13 @@ export type Database = {
    */
   listen(channel: string, onMessage: (payload: string) => void, onListen?: () => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Embedded database only. In one transaction: COPY `csv` (CSV without a header) into `table
+   * (columns)`, then run `then`. COPY has no ON CONFLICT: a duplicate key fails the whole transaction
+   * (nothing is stored). Identifiers are the caller's constants, never input. Not on PostgreSQL:
+   * postgres.js 3.4 loses a COPY's error there (a duplicate key left its stream waiting for ever).
+   */
+  copyThen?(table: string, columns: readonly string[], csv: string, then: { text: string; params: unknown[] }): Promise<void>;
   /** Cheap liveness probe. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -94,6 +101,12 @@ async function openPglite(opts: OpenOptions): Promise<Database> {
     },
     async notify(channel, payload) {
       await client.query("select pg_notify($1, $2)", [channel, payload]);
+    },
+    async copyThen(table, columns, csv, then) {
+      await client.transaction(async (tx) => {
+        await tx.query(`copy ${table} (${columns.join(", ")}) from '/dev/blob' with (format csv)`, [], { blob: new Blob([csv]) });
+        await tx.query(then.text, then.params);
+      });
     },
     async ping() {
       await client.query("select 1");
