@@ -29,7 +29,7 @@ import { createUserWithWorkspace, issueToken } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { apiRequest, percentile, runLoad, slugRequest, summary, type LoadResult } from "./load";
 import { NAMESPACE, isFreeSlot, seedClicks, seedSlugNamespace, slugOf } from "./seed";
-import { root, freePort, samplePeak, startServer } from "./server";
+import { cpuMs, postgresCpuMs, root, freePort, samplePeak, startServer, type Server } from "./server";
 import { benchIngest, benchSlugs } from "./sections";
 import { benchImportCli, benchImportServer } from "./import";
 import { parseConfig } from "../server/config";
@@ -177,24 +177,27 @@ async function benchLinksList(database: Database, databaseUrl: string, dataDir: 
   });
   const app = await createServices(config, database);
   await app.clicks?.close();
-  const call = (input: Partial<ListInput>) =>
-    createCaller(createContextInner(app, { headers: { authorization: `Bearer ${token}` }, method: "GET" })).link.dashboardList(input as ListInput);
-  const cases: [string, Partial<ListInput>][] = [
-    ["newest first, page 1", {}],
-    ["newest first, page 100", { page: 100 }],
-    ["most clicks, page 1", { sort: "clicks" }],
-    ["tag filter (tag-7)", { tag: "tag-7" }],
-    ['search ("list/12")', { q: "list/12" }],
-    ["status expired, most clicks", { status: "expired", sort: "clicks" }],
+  const caller = () => createCaller(createContextInner(app, { headers: { authorization: `Bearer ${token}` }, method: "GET" }));
+  const list = (input: Partial<ListInput>) => async () => (await caller().link.dashboardList(input as ListInput)).links.length;
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const analytics = (input: Record<string, string>) => async () => (await caller().analytics.dashboard({ tz: "UTC", ...input } as never)).total;
+  const cases: [string, () => Promise<number>][] = [
+    ["newest first, page 1", list({})],
+    ["newest first, page 100", list({ page: 100 })],
+    ["most clicks, page 1", list({ sort: "clicks" })],
+    ["tag filter (tag-7)", list({ tag: "tag-7" })],
+    ['search ("list/12")', list({ q: "list/12" })],
+    ["status expired, most clicks", list({ status: "expired", sort: "clicks" })],
+    ["analytics page, last 30 days (series, comparison and every breakdown)", analytics({ from: day(Date.now() - 29 * 86_400_000), to: day(Date.now()) })],
   ];
   const out: [string, { p50: number; p95: number; n: number }][] = [];
-  for (const [what, input] of cases) {
-    const first = await call(input); // warms the pool and the plan cache
-    if (!first.links.length) throw new Error(`linkslist: ${what} found nothing`);
+  for (const [what, call] of cases) {
+    const first = await call(); // warms the pool and the plan cache
+    if (!first) throw new Error(`linkslist: ${what} found nothing`);
     const lat: number[] = [];
-    for (let i = 0; i < (SMALL ? 30 : 100); i++) {
+    for (let i = 0; i < (SMALL ? 30 : what.startsWith("analytics") ? 30 : 100); i++) {
       const t = performance.now();
-      await call(input);
+      await call();
       lat.push(performance.now() - t);
     }
     const sorted = Float64Array.from(lat).sort();
@@ -313,7 +316,7 @@ async function main() {
         row("redirects", "throughput branded/default", f(d.rps / a.rps, 2), "≈ 1 (as fast)", d.rps / a.rps >= 0.9);
         if ((d.statuses.get(301) ?? 0) !== d.requests) console.log(`  branded answers: ${JSON.stringify([...d.statuses])}`);
         row("memory", "peak RSS under redirect load, 1,000 links", `${f(peakRss1k)} MB`);
-        if (on("api")) await benchApi(app.appPort, writerToken, readerToken);
+        if (on("api")) await benchApi(app, writerToken, readerToken);
         // A graceful stop flushes buffered clicks; then count what was stored.
         const code = await app.stop();
         const [{ n }] = await database.db.select({ n: count() }).from(clicks).where(eq(clicks.workspaceId, "public"));
@@ -326,7 +329,7 @@ async function main() {
         );
         if (a.errors + b.errors) console.log(`  socket errors: ${a.errors + b.errors}`);
       } else {
-        if (on("api")) await benchApi(app.appPort, writerToken, readerToken);
+        if (on("api")) await benchApi(app, writerToken, readerToken);
         await app.stop();
       }
     }
@@ -405,12 +408,13 @@ async function main() {
       await timed("links + clicks + rollups", () => seedLinksList(sql, lister.workspaceId, n, clicksTotal));
       const r = await benchLinksList(database, dbUrl.href, path.join(dataDir, "linkslist"), listerToken);
       for (const [what, s] of r) {
+        const page = what.startsWith("analytics");
         row(
           "linkslist",
           `${what}, ${f(n)} links (server time, p50 / p95)`,
           `p50 ${f(s.p50, 1)} ms, p95 ${f(s.p95, 1)} ms (${s.n} calls)`,
-          "p50 ≤ 50 ms",
-          s.p50 <= 50,
+          page ? "" : "p50 ≤ 50 ms",
+          page ? null : s.p50 <= 50,
         );
       }
     }
@@ -542,42 +546,41 @@ async function main() {
   if (rows.some((r) => r.met === false && (r.target === "equal" || r.target === "all distinct"))) process.exitCode = 1;
 }
 
-/** 6. POST /links (new link, generated slug) and GET /links (workspace of 100 links). */
-async function benchApi(appPort: number, writerToken: string, readerToken: string) {
+/**
+ * 6. POST /links (new link, generated slug) and GET /links (workspace of 100 links), with the CPU
+ * the server and PostgreSQL spent per request (where a request's time goes, README Performance).
+ */
+async function benchApi(app: Server, writerToken: string, readerToken: string) {
   log("API throughput (10 connections, pro-plan tokens)");
+  const appPort = app.appPort;
   const host = `127.0.0.1:${appPort}`;
   let i = 0;
-  const post = await runLoad({
-    host: "127.0.0.1",
-    port: appPort,
-    connections: 10,
-    maxRequests: 3000,
-    request: apiRequest(
+  const measure = async (what: string, request: () => string) => {
+    await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: 300, request }); // warm-up
+    const [node0, pg0] = [cpuMs(app.child.pid!), postgresCpuMs()];
+    const r = merge([await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: 3000, request })]);
+    const [node, pg] = [(cpuMs(app.child.pid!) - node0) / r.requests, (postgresCpuMs() - pg0) / r.requests];
+    row(
+      "api",
+      what,
+      `${f(r.rps)} req/s, p50 ${f(r.p50, 1)} ms, p99 ${f(r.p99, 1)} ms; CPU per request: server ${f(node, 2)} ms, PostgreSQL ${f(pg, 2)} ms; statuses ${JSON.stringify(Object.fromEntries(r.statuses))}`,
+      "≥ 2,000 req/s, p50 ≤ 5 ms",
+      r.rps >= 2000 && r.p50 <= 5,
+    );
+  };
+  await measure(
+    "POST /links (generated slug)",
+    apiRequest(
       "POST",
       host,
       () => "/api/links",
       writerToken,
       () => ({ url: `https://example.com/api/${i++}`, tags: ["bench"] }),
     ),
-  });
-  const p = merge([post]);
-  row(
-    "api",
-    "POST /links (generated slug)",
-    `${f(p.rps)} req/s, p50 ${f(p.p50, 1)} ms, p99 ${f(p.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(p.statuses))}`,
   );
-  const get = await runLoad({
-    host: "127.0.0.1",
-    port: appPort,
-    connections: 10,
-    maxRequests: 3000,
-    request: apiRequest("GET", host, () => "/api/links", readerToken),
-  });
-  const g = merge([get]);
-  row(
-    "api",
+  await measure(
     "GET /links (100 links)",
-    `${f(g.rps)} req/s, p50 ${f(g.p50, 1)} ms, p99 ${f(g.p99, 1)} ms, statuses ${JSON.stringify(Object.fromEntries(g.statuses))}`,
+    apiRequest("GET", host, () => "/api/links", readerToken),
   );
 }
 

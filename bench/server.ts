@@ -2,7 +2,7 @@
 // runs, minus tsx's own wrapper process so the pid is the server's), timing the start and
 // sampling its memory.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
@@ -92,4 +92,28 @@ export function samplePeak(f: () => number, ms = 100) {
   let peak = 0;
   const t = setInterval(() => (peak = Math.max(peak, f() || 0)), ms);
   return { stop: () => (clearInterval(t), Math.max(peak, f() || 0)) };
+}
+
+/** CPU time (user + system) a process has used so far, ms (Linux /proc; NaN elsewhere). */
+export function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 1/100 s
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU time used so far by every PostgreSQL process of this machine (the database is local), ms. */
+export function postgresCpuMs(): number {
+  let total = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").startsWith("postgres")) total += cpuMs(Number(pid)) || 0;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
