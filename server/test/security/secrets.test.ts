@@ -42,8 +42,12 @@ describe("codes and tokens", () => {
     const crypto = readFileSync("server/lib/crypto.ts", "utf8");
     expect(crypto).toMatch(/return timingSafeEqual\(key, expected\)/);
     expect(readFileSync("server/routers/auth/email-codes.ts", "utf8")).toMatch(/safeEqualHex\(row\.codeHash, hashCode\(/);
-    // Tokens are found by hash in the where clause, never compared as strings in code.
-    expect(readFileSync("server/core/auth.ts", "utf8")).toMatch(/eq\(apiTokens\.tokenHash, sha256\(/);
+    // Tokens are found by their SHA-256, in the where clause and in the per-instance cache of look-ups,
+    // never compared as strings in code.
+    const auth = readFileSync("server/core/auth.ts", "utf8");
+    expect(auth).toMatch(/const hash = sha256\(m\[1\]\)/);
+    expect(auth).toMatch(/eq\(apiTokens\.tokenHash, hash\)/);
+    expect(auth).toMatch(/tokenCache\.get\(hash\)/);
     expect(readFileSync("server/redirect/password-submit.ts", "utf8")).toMatch(/verifyPassword\(password, link\.passwordHash\)/);
   });
 });
