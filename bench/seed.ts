@@ -18,6 +18,10 @@ export async function seedSlugNamespace(sql: postgres.Sql): Promise<number> {
     await tx.unsafe(`set local maintenance_work_mem = '256MB'`);
     await tx.unsafe(`insert into workspaces (id, name, created_at) values ('slugs', 'slugs', ${now}) on conflict do nothing`);
     await tx.unsafe(`alter table links disable trigger links_slug_blocks`);
+    // Rebuilt below from their own definitions (whatever the migrations made them).
+    const defs = await tx.unsafe<{ def: string }[]>(
+      `select pg_get_indexdef(c.oid) as def from pg_class c where c.relname in ('links_live_slug_idx', 'links_workspace_created_idx')`,
+    );
     await tx.unsafe(`drop index links_live_slug_idx`);
     await tx.unsafe(`drop index links_workspace_created_idx`);
     await tx.unsafe(`
@@ -25,8 +29,7 @@ export async function seedSlugNamespace(sql: postgres.Sql): Promise<number> {
       select 'n' || lpad(i::text, 7, '0'), 'slugs', ${slugSql("i")}, 'https://example.com/n/' || i, 'link', ${now}, ${now}
       from generate_series(0, ${NAMESPACE - 1}) i
       where i % 100 <> 50 and ${slugSql("i")} not in (select slug from links where deleted_at is null and length(slug) = 4)`);
-    await tx.unsafe(`CREATE UNIQUE INDEX "links_live_slug_idx" ON "links" USING btree ("slug") WHERE "links"."deleted_at" IS NULL`);
-    await tx.unsafe(`CREATE INDEX "links_workspace_created_idx" ON "links" USING btree ("workspace_id","created_at" DESC NULLS LAST)`);
+    for (const { def } of defs) await tx.unsafe(def);
     await tx.unsafe(`alter table links enable trigger links_slug_blocks`);
     // What the trigger would have done, in one statement.
     await tx.unsafe(`

@@ -56,7 +56,9 @@ export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: s
   delete appEnv.REDIS_URL; // one instance: in-memory rate limits, as `npm start` defaults
   const prof = opts.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.profileDir}`] : [];
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...prof, "--import", "tsx", "server/main.ts"], { cwd: root, stdio: ["ignore", "inherit", "inherit"], env: appEnv });
+  // BENCH_NODE_ARGS: extra node flags for the server (V8 memory experiments, README Performance).
+  const extra = (env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...prof, ...extra, "--import", "tsx", "server/main.ts"], { cwd: root, stdio: ["ignore", "inherit", "inherit"], env: appEnv });
   const health = `http://127.0.0.1:${redirectPort}/_/health`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
