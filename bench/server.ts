@@ -58,7 +58,11 @@ export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: s
   const t0 = performance.now();
   // BENCH_NODE_ARGS: extra node flags for the server (V8 memory experiments, README Performance).
   const extra = (env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const child = spawn(process.execPath, [...prof, ...extra, "--import", "tsx", "server/main.ts"], { cwd: root, stdio: ["ignore", "inherit", "inherit"], env: appEnv });
+  const child = spawn(process.execPath, [...prof, ...extra, "--import", "tsx", "server/main.ts"], {
+    cwd: root,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: appEnv,
+  });
   const health = `http://127.0.0.1:${redirectPort}/_/health`;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
