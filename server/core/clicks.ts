@@ -294,6 +294,9 @@ async function storeClicks(app: RecorderDeps, rows: ClickRecord[]): Promise<void
   await insertClicks(app.db, rows);
 }
 
+/** Waiting clicks past which the in-thread writer takes half the thread instead of a quarter. */
+const IN_THREAD_BACKLOG = 10_000;
+
 /** Spill files left by an earlier run, oldest first (none when there is no spool directory). */
 function readSpool(spoolDir: string): Spilled[] {
   let names: string[];
@@ -318,9 +321,6 @@ function readSpool(spoolDir: string): Spilled[] {
  * `maxBuffered` in memory they spill to `DATA_DIR/click-spool`, and so does whatever is left at
  * close. Spill files are written (and removed) once the database answers, also by the next start.
  */
-/** Waiting clicks past which the in-thread writer takes half the thread instead of a quarter. */
-const IN_THREAD_BACKLOG = 10_000;
-
 export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}): ClickRecorder {
   const intervalMs = opts.intervalMs ?? 250;
   const batchSize = opts.batchSize ?? (opts.inThread ? 500 : 1000);

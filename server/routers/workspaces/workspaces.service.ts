@@ -298,11 +298,10 @@ export async function setMemberRole(app: AppServices, actor: Actor, input: { id:
       .update(memberships)
       .set({ role: input.role })
       .where(and(eq(memberships.workspaceId, input.id), eq(memberships.userId, input.userId)));
-    return { ...target, role: input.role, changed: true };
+    return { ...target, role: input.role };
   });
-  const { changed, ...dto } = { changed: false, ...member };
-  if (changed) await app.invalidateCredentials();
-  return dto;
+  await app.invalidateCredentials();
+  return member;
 }
 
 /**
