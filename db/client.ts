@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import * as schema from "./schema";
+import type { RemotePglite } from "./pglite-remote";
 
 export type Schema = typeof schema;
 /** One type for both drivers (stack notes: select/insert/returning/transactions run on both). */
@@ -32,8 +33,8 @@ export type Database = {
   /** Cheap liveness probe. */
   ping(): Promise<void>;
   close(): Promise<void>;
-  /** The PGlite instance when embedded, else undefined. */
-  pglite?: unknown;
+  /** The embedded database's client (db/pglite-remote.ts) when embedded, else undefined. */
+  pglite?: RemotePglite;
   url?: string;
 };
 
@@ -122,34 +123,26 @@ function preparing<T extends object>(client: T): T {
 }
 
 async function openPglite(opts: OpenOptions): Promise<Database> {
-  const { PGlite } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
   const dir = opts.pgliteDir ?? "memory://";
   if (!dir.startsWith("memory://")) mkdirSync(dir, { recursive: true });
-  const client = await PGlite.create(dir, opts.pgliteLoadDataDir ? { loadDataDir: opts.pgliteLoadDataDir } : {});
-  const db = drizzle(client, { schema }) as unknown as Db;
+  const { RemotePglite } = await import("./pglite-remote");
+  const client = await RemotePglite.create(dir, opts.pgliteLoadDataDir);
+  // drizzle's PGlite driver calls only query and transaction, which RemotePglite answers alike.
+  const db = drizzle(client as never, { schema }) as unknown as Db;
   return {
     db,
     driver: "pglite",
     pglite: client,
-    async listen(channel, onMessage) {
-      await client.listen(channel, onMessage);
-    },
+    listen: (channel, onMessage) => client.listen(channel, onMessage),
     async notify(channel, payload) {
       await client.query("select pg_notify($1, $2)", [channel, payload]);
     },
-    async copyThen(table, columns, csv, then) {
-      await client.transaction(async (tx) => {
-        await tx.query(`copy ${table} (${columns.join(", ")}) from '/dev/blob' with (format csv)`, [], { blob: new Blob([csv]) });
-        await tx.query(then.text, then.params);
-      });
-    },
+    copyThen: (table, columns, csv, then) => client.copyThen(table, columns, csv, then),
     async ping() {
       await client.query("select 1");
     },
-    async close() {
-      await client.close();
-    },
+    close: () => client.close(),
   };
 }
 

@@ -41,7 +41,7 @@ export async function pgliteTemplate(): Promise<string> {
   const file = path.join(os.tmpdir(), `linkshort-pglite-${hash.digest("hex").slice(0, 16)}.tar.gz`);
   if (existsSync(file)) return file;
   const db = await openDatabase({ pgliteDir: "memory://" });
-  const dump = await (db.pglite as { dumpDataDir(c: "gzip"): Promise<Blob> }).dumpDataDir("gzip");
+  const dump = await db.pglite!.dumpDataDir("gzip");
   await db.close();
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));

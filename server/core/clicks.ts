@@ -72,11 +72,6 @@ export type RecorderOptions = {
   /** Rows per multi-row insert; a full batch is written at once. */
   batchSize?: number;
   /**
-   * The database runs in this thread (embedded PGlite): every statement stops the event loop while
-   * it runs. Statements stay small (500 clicks, backlogs too) and the writer pauses after each.
-   */
-  inThread?: boolean;
-  /**
    * Memory bound: past this many waiting clicks (the database is away), the waiting ones spill
    * to `DATA_DIR/click-spool` and are read back, a file at a time, once writes succeed again.
    */
@@ -294,9 +289,6 @@ async function storeClicks(app: RecorderDeps, rows: ClickRecord[]): Promise<void
   await insertClicks(app.db, rows);
 }
 
-/** Waiting clicks past which the in-thread writer takes half the thread instead of a quarter. */
-const IN_THREAD_BACKLOG = 10_000;
-
 /** Spill files left by an earlier run, oldest first (none when there is no spool directory). */
 function readSpool(spoolDir: string): Spilled[] {
   let names: string[];
@@ -323,8 +315,8 @@ function readSpool(spoolDir: string): Spilled[] {
  */
 export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}): ClickRecorder {
   const intervalMs = opts.intervalMs ?? 250;
-  const batchSize = opts.batchSize ?? (opts.inThread ? 500 : 1000);
-  const backlogRows = opts.inThread ? batchSize : batchSize * 5;
+  const batchSize = opts.batchSize ?? 1000;
+  const backlogRows = batchSize * 5;
   const maxBuffered = opts.maxBuffered ?? app.config.clickBufferMax ?? 100_000;
   const spoolDir = path.join(app.config.dataDir, "click-spool");
   const visitorKeys = new VisitorKeys(app.db);
@@ -423,16 +415,8 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
   async function writeBatch(batch: Pending[]): Promise<void> {
     const rows = await enrichBatch(batch, app.config.edgeHeaders);
     await assignVisitorKeys(visitorKeys, batch, rows);
-    const started = performance.now();
     await storeClicks(app, rows);
     app.metrics.clicksWritten.inc(rows.length);
-    // The database in this thread held it for the whole statement: the writer then waits three times
-    // as long, so requests get three quarters of the thread and wait for at most one statement;
-    // once clicks pile up (a long burst) it waits only as long, and keeps up at half the thread.
-    if (opts.inThread) {
-      const held = Math.min(performance.now() - started, 50);
-      await new Promise((r) => setTimeout(r, held * (buffer.length > IN_THREAD_BACKLOG ? 1 : 3)));
-    }
   }
 
   async function writeAll(): Promise<void> {

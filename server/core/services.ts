@@ -107,7 +107,7 @@ export async function createServices(
   });
   // Click partitions for this month and the next ones (and retention), before the first click.
   const upkeep = await startClickMaintenance(services);
-  const clicks = startClickRecorder(services, { inThread: database.driver === "pglite" });
+  const clicks = startClickRecorder(services);
   const closeClicks = clicks.close;
   clicks.close = () => (upkeep.stop(), invalidation.close(), closeClicks());
   services.clicks = clicks;
