@@ -59,7 +59,9 @@ const at = (host: string | null, path: string, opts?: Parameters<typeof visit>[3
 const withoutHost = (path: string) =>
   new Promise<number>((resolve, reject) => {
     const u = new URL(t.redirect);
-    const socket = net.connect(Number(u.port), u.hostname, () => socket.end(`GET ${path} HTTP/1.0\r\nUser-Agent: ${PEOPLE.windowsChrome}\r\n\r\n`));
+    // write, not end: a client that half-closes before the answer is aborted by node:http (httpAllowHalfOpen is off),
+    // which made this flaky whenever the slug was not cached; HTTP/1.0 makes the server close after answering.
+    const socket = net.connect(Number(u.port), u.hostname, () => socket.write(`GET ${path} HTTP/1.0\r\nUser-Agent: ${PEOPLE.windowsChrome}\r\n\r\n`));
     let data = "";
     socket.on("data", (d) => (data += d));
     socket.on("end", () => resolve(Number(/^HTTP\/1\.\d (\d{3})/.exec(data)?.[1])));
