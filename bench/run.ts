@@ -13,7 +13,8 @@
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000), BENCH_SMALL,
 // BENCH_ONLY (comma list of: redirects,embedded,api,analytics,memory,slugs,ingest,start,import,linkslist),
-// BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds).
+// BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds), BENCH_NODE_ARGS (node flags
+// for the server), BENCH_TSX=1 (run the server through tsx instead of its bundle).
 import { execSync } from "node:child_process";
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";

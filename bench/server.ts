@@ -1,6 +1,6 @@
-// Spawning the service like `npm start` (node with the tsx loader, i.e. what `tsx server/main.ts`
-// runs, minus tsx's own wrapper process so the pid is the server's), timing the start and
-// sampling its memory.
+// Spawning the service as `npm start` does (node running the server bundle, build/server.mjs, which
+// the bench builds first), timing the start and sampling its memory. BENCH_TSX=1 runs the sources
+// through tsx's loader instead (`npm run dev`'s way), to compare.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
@@ -58,7 +58,8 @@ export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: s
   const t0 = performance.now();
   // BENCH_NODE_ARGS: extra node flags for the server (V8 memory experiments, README Performance).
   const extra = (env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const child = spawn(process.execPath, [...prof, ...extra, "--import", "tsx", "server/main.ts"], {
+  const entry = env.BENCH_TSX === "1" ? ["--import", "tsx", "server/main.ts"] : ["build/server.mjs"];
+  const child = spawn(process.execPath, [...prof, ...extra, ...entry], {
     cwd: root,
     stdio: ["ignore", "inherit", "inherit"],
     env: appEnv,

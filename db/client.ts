@@ -1,5 +1,4 @@
 import { mkdirSync } from "node:fs";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import * as schema from "./schema";
@@ -12,7 +11,8 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type DbOrTx = Db | Tx;
 
-export const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), "migrations");
+// "../db/": this module also runs bundled into build/server.mjs, one folder below the root as db/ is.
+export const migrationsFolder = fileURLToPath(new URL("../db/migrations", import.meta.url));
 
 export type Database = {
   db: Db;

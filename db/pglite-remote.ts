@@ -48,7 +48,11 @@ export class RemotePglite implements Queryable {
 
   static async create(dir: string, loadDataDir?: Blob): Promise<RemotePglite> {
     const data = loadDataDir ? await loadDataDir.arrayBuffer() : undefined;
-    const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), { workerData: { dir, loadDataDir: data }, transferList: data ? [data] : [] });
+    // "../db/": also right from the server bundle (build/server.mjs), see db/client.ts.
+    const worker = new Worker(new URL("../db/pglite-thread.mjs", import.meta.url), {
+      workerData: { dir, loadDataDir: data },
+      transferList: data ? [data] : [],
+    });
     await new Promise<void>((resolve, reject) => {
       const onMessage = (m: { ready?: boolean }) => {
         if (!m.ready) return;

@@ -10,7 +10,7 @@ export const SCREENSHOTS = path.resolve("e2e/screenshots");
 
 export type Server = { appUrl: string; redirectUrl: string; dataDir: string; env: Record<string, string>; stop(): Promise<void> };
 
-/** `tsx server/main.ts` on free ports with a temporary DATA_DIR (PGlite), as `npm start` runs it; `extraEnv` adds variables (e.g. DNS_SERVERS). */
+/** The server bundle `npm start` runs (build/server.mjs, built by `npm run test:e2e`), on free ports with a temporary DATA_DIR (PGlite); `extraEnv` adds variables (e.g. DNS_SERVERS). */
 export async function startServer(extraEnv: Record<string, string> = {}): Promise<Server> {
   const [appPort, redirectPort] = [await freePort(), await freePort()];
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "e2e-"));
@@ -22,7 +22,7 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     NODE_ENV: "production" as const,
     ...extraEnv,
   };
-  const child: ChildProcess = spawn(process.execPath, [path.resolve("node_modules/tsx/dist/cli.mjs"), "server/main.ts"], {
+  const child: ChildProcess = spawn(process.execPath, [path.resolve("build/server.mjs")], {
     env: { ...process.env, ...env, DATABASE_URL: "", REDIS_URL: "", SMTP_URL: "" },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,7 +1,10 @@
-// `npm start` builds what is missing (decisions §1): the Remix build, when absent or older than app/.
-import { existsSync, readdirSync, statSync } from "node:fs";
+// `npm start` builds what is missing (decisions §1): the Remix build, when absent or older than app/,
+// and the server bundle, every time (esbuild takes a fraction of a second, and a bundle judged fresh
+// by file times could be stale after a checkout).
+import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { execSync } from "node:child_process";
 import path from "node:path";
+import { build as esbuild } from "esbuild";
 
 const build = "build/index.js";
 function newest(dir) {
@@ -17,3 +20,22 @@ if (!existsSync(build) || statSync(build).mtimeMs < sources) {
   console.log("Building the dashboard (remix build)…");
   execSync("npx remix build", { stdio: "inherit" });
 }
+
+// The server as one ES module, packages left to node_modules. Run by plain node it needs no loader:
+// tsx's loader thread held about 40 MB of the server's memory (README, Performance). It sits one
+// folder below the root, as server/ and db/ do, so `new URL("../db/…", import.meta.url)` finds the
+// migrations and the PGlite thread from the bundle and from the sources alike.
+const SERVER_BUNDLE = "build/server.mjs";
+const out = await esbuild({
+  entryPoints: ["server/main.ts"],
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  packages: "external",
+  write: false,
+  logLevel: "warning",
+});
+// Written whole, then renamed: an instance starting at the same moment never reads half a file.
+writeFileSync(`${SERVER_BUNDLE}.tmp`, out.outputFiles[0].contents);
+renameSync(`${SERVER_BUNDLE}.tmp`, SERVER_BUNDLE);
