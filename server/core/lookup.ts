@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { domains, links, type Targeting } from "../../db/schema";
 import type { Config } from "../config";
 import { isDatabaseUnavailable } from "../domain/errors";
@@ -111,29 +111,50 @@ async function readThrough(app: LookupDeps, key: string, domainId: string | null
   return value;
 }
 
-function readLink(app: LookupDeps, domainId: string | null, slug: string) {
-  return (
-    app.db
-      .select({
-        id: links.id,
-        workspaceId: links.workspaceId,
-        slug: links.slug,
-        url: links.url,
-        kind: links.kind,
-        expiresAt: links.expiresAt,
-        expirationUrl: links.expirationUrl,
-        targeting: links.targeting,
-        passwordHash: links.passwordHash,
-        ogTitle: links.ogTitle,
-        ogDescription: links.ogDescription,
-        ogImage: links.ogImage,
-        updatedAt: links.updatedAt,
-      })
+/**
+ * The two link reads of the redirect host, built once per database handle: drizzle then only binds
+ * the parameters, where building the query anew cost CPU and garbage on every cache miss.
+ */
+const linkReads = new WeakMap<Db, ReturnType<typeof prepareLinkReads>>();
+
+function prepareLinkReads(db: Db) {
+  const columns = {
+    id: links.id,
+    workspaceId: links.workspaceId,
+    slug: links.slug,
+    url: links.url,
+    kind: links.kind,
+    expiresAt: links.expiresAt,
+    expirationUrl: links.expirationUrl,
+    targeting: links.targeting,
+    passwordHash: links.passwordHash,
+    ogTitle: links.ogTitle,
+    ogDescription: links.ogDescription,
+    ogImage: links.ogImage,
+    updatedAt: links.updatedAt,
+  };
+  const slug = sql.placeholder("slug");
+  return {
+    // `domain_id IS NULL` is also what lets the default namespace's partial unique index answer.
+    onDefault: db
+      .select(columns)
       .from(links)
-      // `domain_id IS NULL` is also what lets the default namespace's partial unique index answer.
-      .where(and(eq(links.slug, slug), isNull(links.deletedAt), domainId === null ? isNull(links.domainId) : eq(links.domainId, domainId)))
+      .where(and(eq(links.slug, slug), isNull(links.deletedAt), isNull(links.domainId)))
       .limit(1)
-  );
+      .prepare("link_on_default_domain"),
+    onDomain: db
+      .select(columns)
+      .from(links)
+      .where(and(eq(links.slug, slug), isNull(links.deletedAt), eq(links.domainId, sql.placeholder("domainId"))))
+      .limit(1)
+      .prepare("link_on_branded_domain"),
+  };
+}
+
+function readLink(app: LookupDeps, domainId: string | null, slug: string) {
+  let reads = linkReads.get(app.db);
+  if (!reads) linkReads.set(app.db, (reads = prepareLinkReads(app.db)));
+  return domainId === null ? reads.onDefault.execute({ slug }) : reads.onDomain.execute({ slug, domainId });
 }
 
 /** A verified branded domain as the redirect host serves it; cached per host name. */
