@@ -56,8 +56,9 @@ export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: s
   delete appEnv.REDIS_URL; // one instance: in-memory rate limits, as `npm start` defaults
   const prof = opts.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.profileDir}`] : [];
   const t0 = performance.now();
-  // BENCH_NODE_ARGS: extra node flags for the server (V8 memory experiments, README Performance).
-  const extra = (env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  // node's flags as `npm start` gives them (its script in package.json), or BENCH_NODE_ARGS instead
+  // (V8 memory experiments, README Performance; empty for none).
+  const extra = (env.BENCH_NODE_ARGS ?? startNodeFlags()).split(" ").filter(Boolean);
   const entry = env.BENCH_TSX === "1" ? ["--import", "tsx", "server/main.ts"] : ["build/server.mjs"];
   const child = spawn(process.execPath, [...prof, ...extra, ...entry], {
     cwd: root,
@@ -92,6 +93,14 @@ export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: s
         child.kill("SIGTERM");
       }),
   };
+}
+
+/** The flags between `node` and the bundle in package.json's start script. */
+function startNodeFlags(): string {
+  const start: string = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start;
+  const m = /\bnode((?:\s+--\S+)*)\s+build\/server\.mjs/.exec(start);
+  if (!m) throw new Error(`bench: cannot read node's flags from the start script: ${start}`);
+  return m[1].trim();
 }
 
 /** Samples `f` every `ms` until stopped; returns the peak. */
