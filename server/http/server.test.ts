@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import nodeHttp from "node:http";
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type createTestServer, freePort, http, type TestApp } from "../test/harness";
 import { startServers, type RunningServers } from "./server";
@@ -39,6 +40,18 @@ describe("one process, three origins", () => {
     expect(health.json.status).toBe("ok");
     const notApi = await at(`go.localhost:${port}`, "/api/links");
     expect(notApi.status).not.toBe(401);
+  });
+
+  it("answers a client that half-closes its side once the request is sent (HTTP/1.0, as `printf … | nc` does)", async () => {
+    // An unknown slug: the answer waits for the database, so it comes after the client's FIN.
+    const statusLine = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, "127.0.0.1", () => socket.end(`GET /no-such-slug HTTP/1.0\r\nHost: go.localhost:${port}\r\n\r\n`));
+      let data = "";
+      socket.on("data", (d) => (data += d));
+      socket.on("end", () => resolve(data.split("\r\n")[0]));
+      socket.on("error", reject);
+    });
+    expect(statusLine).toBe("HTTP/1.1 404 Not Found");
   });
 
   it("answers /openapi.json under API_URL", async () => {

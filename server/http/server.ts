@@ -81,6 +81,10 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
       origin.handler(req as express.Request, res as express.Response);
     });
     server.keepAliveTimeout = 65_000;
+    // A client may half-close once its request is sent (HTTP/1.0 tools, `printf … | nc`): by default
+    // node:http then drops a request whose answer is still pending (a cache miss, any API call) and
+    // the client gets nothing. With this the answer is written and the connection closed after it.
+    (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(port, () => resolve());
