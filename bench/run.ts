@@ -84,19 +84,25 @@ const merge = (results: LoadResult[]) => {
   return { requests, rps: requests / seconds, p50: percentile(all, 50), p99: percentile(all, 99), statuses, errors: results.reduce((s, r) => s + r.errors, 0) };
 };
 
-/** `settle`: waits until the server has written what the round left buffered (its clicks). */
-type Target = { port: number; host: string; settle?: () => Promise<void> };
+/** `settle`: waits until the server has written what the round left buffered (its clicks); says how much that was. */
+type Target = { port: number; host: string; settle?: () => Promise<string> };
 
 /**
  * Waits until the service's `clicks_buffered` gauge (/_/metrics) is 0: a round's clicks are
  * written before the next round starts, so a writer catching up never runs during (and slows) the
- * bare server's round, which would flatter the ratio.
+ * bare server's round, which would flatter the ratio. Says how many clicks the round left behind
+ * and how long they took: a writer that falls behind flatters the service's own round instead
+ * (its work is put off until after it).
  */
 const clicksWritten = (redirectPort: number) => async () => {
-  const until = Date.now() + 60_000;
+  const started = Date.now();
+  const until = started + 60_000;
+  let left: number | undefined;
   while (Date.now() < until) {
     const text = await fetch(`http://127.0.0.1:${redirectPort}/_/metrics`).then((r) => r.text());
-    if (/^clicks_buffered 0$/m.test(text)) return;
+    const buffered = Number(/^clicks_buffered (\d+)$/m.exec(text)?.[1]);
+    left ??= buffered;
+    if (buffered === 0) return `  clicks left at the round's end ${f(left)}, written ${f(Date.now() - started)} ms after it`;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error("the service's clicks were not written within 60 s of the round");
@@ -121,10 +127,10 @@ async function alternate<K extends string>(targets: Record<K, Target>, slugs: st
     const order = keys.map((_, i) => keys[(i + round - 1) % keys.length]);
     for (const k of order) {
       const r = await load(k, SECONDS);
-      await targets[k].settle?.();
+      const settled = (await targets[k].settle?.()) ?? "";
       totals[k].push(r);
       console.log(
-        `  round ${round} ${k.padEnd(5)} ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms`,
+        `  round ${round} ${k.padEnd(5)} ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms${settled}`,
       );
     }
   }

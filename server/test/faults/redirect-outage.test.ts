@@ -3,10 +3,10 @@ import type { AddressInfo } from "node:net";
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Db } from "../../../db/client";
 import { createRedirectApp } from "../../redirect/adapter";
 import { LINK_CHANNEL, type AppServices } from "../../core/services";
 import { createTestApp, type TestApp } from "../harness";
+import { withFailingReads } from "./failing-reads";
 
 /**
  * The redirect host during a database outage (issue 19.8, 19.11): cached links keep answering
@@ -25,25 +25,13 @@ async function redirectHostWithOutage(delayMs: number) {
   const state = { reads: 0 };
   const lines: { msg: string; [k: string]: unknown }[] = [];
   const raw: string[] = [];
-  const db = new Proxy(t.app.db, {
-    get(target, prop, receiver) {
-      if (prop === "select")
-        return () => ({
-          from: () => ({
-            where: () => ({
-              limit: () => {
-                state.reads++;
-                const cause = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
-                return new Promise((_, reject) =>
-                  setTimeout(() => reject(new DrizzleQueryError('select … from "links" where "slug" = $1', ["some-slug"], cause)), delayMs),
-                );
-              },
-            }),
-          }),
-        });
-      return Reflect.get(target, prop, receiver);
-    },
-  }) as Db;
+  const db = withFailingReads(t.app.db, () => {
+    state.reads++;
+    const cause = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+    return new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new DrizzleQueryError('select … from "links" where "slug" = $1', ["some-slug"], cause)), delayMs),
+    );
+  });
   const log = pino({ level: "debug" }, { write: (s: string) => void (raw.push(s), lines.push(JSON.parse(s))) });
   const app = { ...t.app, db, log } as AppServices;
   server = createServer(createRedirectApp(app));

@@ -1,28 +1,20 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Db } from "../../../db/client";
 import { links } from "../../../db/schema";
 import { lookupLinkBySlug, OUTAGE_RETRY_MS, peekLinkBySlug } from "../../core/lookup";
 import { LINK_CHANNEL, type AppServices } from "../../core/services";
 import { createTestApp, type TestApp } from "../harness";
+import { withFailingReads } from "./failing-reads";
 
 /** Issue 8.3: cached links keep redirecting while the database is away, even past the cache TTL. */
 let t: TestApp;
 beforeAll(async () => void (t = await createTestApp()));
 afterAll(() => t.close());
 
-const withDatabaseDown = (app: AppServices): AppServices => {
-  const db = new Proxy(app.db, {
-    get(target, prop, receiver) {
-      if (prop === "select")
-        return () => ({
-          from: () => ({ where: () => ({ limit: () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })) }) }),
-        });
-      return Reflect.get(target, prop, receiver);
-    },
-  }) as Db;
-  return { ...app, db };
-};
+const withDatabaseDown = (app: AppServices): AppServices => ({
+  ...app,
+  db: withFailingReads(app.db, () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }))),
+});
 
 describe("link lookup during a database outage", () => {
   it("an expired cache entry is served when the database cannot be read", async () => {
@@ -45,22 +37,11 @@ describe("link lookup during a database outage", () => {
 /** A database whose reads fail after `delayMs`, as a connect timeout does; counts the reads. */
 const withSlowOutage = (app: AppServices, delayMs: number) => {
   const state = { reads: 0, down: true };
-  const db = new Proxy(app.db, {
-    get(target, prop, receiver) {
-      if (state.down && prop === "select")
-        return () => ({
-          from: () => ({
-            where: () => ({
-              limit: () => {
-                state.reads++;
-                return new Promise((_, reject) => setTimeout(() => reject(Object.assign(new Error("connect timeout"), { code: "CONNECT_TIMEOUT" })), delayMs));
-              },
-            }),
-          }),
-        });
-      return Reflect.get(target, prop, receiver);
-    },
-  }) as Db;
+  const db = withFailingReads(app.db, () => {
+    if (!state.down) return undefined;
+    state.reads++;
+    return new Promise<never>((_, reject) => setTimeout(() => reject(Object.assign(new Error("connect timeout"), { code: "CONNECT_TIMEOUT" })), delayMs));
+  });
   return { app: { ...app, db }, state };
 };
 
