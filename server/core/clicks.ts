@@ -249,10 +249,11 @@ const csvField = (v: string | number | null | undefined) =>
 /**
  * The batch by COPY, and its hourly counts summed here and added in the same transaction: less than
  * half the database's work per click of `insertClicks` (PGlite: 7 µs instead of 18 µs a click;
- * PostgreSQL: a burst is stored at 86,000 instead of 70,000 clicks a second; README Performance). COPY has no ON CONFLICT, so a batch holding a click already stored (a retry after an
- * unknown outcome, a crashed run's spool replayed) fails whole and goes through insertClicks.
+ * PostgreSQL: a burst is stored at 86,000 instead of 70,000 clicks a second; README Performance).
+ * COPY has no ON CONFLICT, so a batch holding a click already stored (a retry after an unknown
+ * outcome, a crashed run's spool replayed) fails whole and goes through insertClicks.
  */
-async function copyClicks(copyThen: Database["copyThen"], rows: ClickRecord[]): Promise<void> {
+async function copyClicks(database: Pick<Database, "copyThen">, rows: ClickRecord[]): Promise<void> {
   const lines = new Array<string>(rows.length);
   const hours = new Map<string, { link_id: string; hour: number; count: number }>();
   for (let i = 0; i < rows.length; i++) {
@@ -264,7 +265,7 @@ async function copyClicks(copyThen: Database["copyThen"], rows: ClickRecord[]): 
     if (h) h.count++;
     else hours.set(key, { link_id: r.link_id, hour, count: 1 });
   }
-  await copyThen("clicks", CLICK_COLUMNS, lines.join("\n"), {
+  await database.copyThen("clicks", CLICK_COLUMNS, lines.join("\n"), {
     text: `insert into click_rollups (link_id, hour, count)
       select link_id, hour, count from json_populate_recordset(null::click_rollups, $1::json)
       on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count`,
@@ -278,7 +279,7 @@ async function copyClicks(copyThen: Database["copyThen"], rows: ClickRecord[]): 
  */
 async function storeClicks(app: RecorderDeps, rows: ClickRecord[]): Promise<void> {
   try {
-    return await copyClicks((...args) => app.database.copyThen(...args), rows);
+    return await copyClicks(app.database, rows);
   } catch {
     // Below: stored once whatever part of the batch is already there.
   }

@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { domains, links, type Targeting } from "../../db/schema";
 import type { Config } from "../config";
 import { isDatabaseUnavailable } from "../domain/errors";
@@ -133,21 +133,16 @@ function prepareLinkReads(db: Db) {
     ogImage: links.ogImage,
     updatedAt: links.updatedAt,
   };
-  const slug = sql.placeholder("slug");
+  // `domain_id IS NULL` is also what lets the default namespace's partial unique index answer.
+  const bySlug = (inDomain: SQL) =>
+    db
+      .select(columns)
+      .from(links)
+      .where(and(eq(links.slug, sql.placeholder("slug")), isNull(links.deletedAt), inDomain))
+      .limit(1);
   return {
-    // `domain_id IS NULL` is also what lets the default namespace's partial unique index answer.
-    onDefault: db
-      .select(columns)
-      .from(links)
-      .where(and(eq(links.slug, slug), isNull(links.deletedAt), isNull(links.domainId)))
-      .limit(1)
-      .prepare("link_on_default_domain"),
-    onDomain: db
-      .select(columns)
-      .from(links)
-      .where(and(eq(links.slug, slug), isNull(links.deletedAt), eq(links.domainId, sql.placeholder("domainId"))))
-      .limit(1)
-      .prepare("link_on_branded_domain"),
+    onDefault: bySlug(isNull(links.domainId)).prepare("link_on_default_domain"),
+    onDomain: bySlug(eq(links.domainId, sql.placeholder("domainId"))).prepare("link_on_branded_domain"),
   };
 }
 
