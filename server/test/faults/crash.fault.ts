@@ -10,8 +10,12 @@ import { clickTallies, freshPostgresDatabase, redirectLoad, sleep, startInstance
 /**
  * Issue 16.1: kill -9 under redirect load loses no click. Every redirect answered before the
  * kill has its click stored after a restart on the same data (the write-ahead spool is replayed
- * at start), exactly once: no more than answered, rollups counting each once. On the embedded
- * database and on PostgreSQL (FAULTS_PG_URL, default the machine's server).
+ * at start), exactly once, rollups counting each once. A click is spooled before its answer is
+ * sent, so a request the kill cut off between the two (spooled, its answer lost with the process
+ * or reset on the wire) may be stored too: a link's stored clicks lie between its answered
+ * redirects and those plus its requests cut off, never below (a lost click) or above (a click
+ * nobody asked for). On the embedded database and on PostgreSQL (FAULTS_PG_URL, default the
+ * machine's server).
  */
 const PG_SERVER = process.env.FAULTS_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const LINKS = 200;
@@ -21,7 +25,7 @@ afterAll(async () => {
 });
 
 describe.each(["pglite", "postgres"] as const)("crash on %s", (driver) => {
-  it("kill -9 mid-load: after a restart on the same data, stored clicks equal answered redirects, per link, exactly", async () => {
+  it("kill -9 mid-load: after a restart on the same data, every answered redirect is a stored click counted once, and no click is stored beyond the requests the kill cut off", async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "faults-crash-"));
     let databaseUrl: string | undefined;
     if (driver === "postgres") {
@@ -70,17 +74,19 @@ describe.each(["pglite", "postgres"] as const)("crash on %s", (driver) => {
     const wrong: string[] = [];
     for (const l of made) {
       const a = result.answered.get(l.slug) ?? 0;
+      const cut = result.cutOff.get(l.slug) ?? 0;
       const s = tallies.clicks.get(l.id) ?? 0;
       const r = tallies.rollups.get(l.id) ?? 0;
       answered += a;
       stored += s;
       rolled += r;
-      if (s !== a || r !== s) wrong.push(`${l.slug}: answered ${a}, stored ${s}, rollups ${r}`);
+      if (s < a || s > a + cut || r !== s) wrong.push(`${l.slug}: answered ${a}, cut off ${cut}, stored ${s}, rollups ${r}`);
     }
     console.log(
-      `crash ${driver}: answered ${answered}, stored ${stored}, rollups ${rolled}; spool segments replayed ${replayed}; connection errors ${result.errors}; other statuses ${JSON.stringify([...result.other])}`,
+      `crash ${driver}: answered ${answered}, stored ${stored}, rollups ${rolled}; cut off ${total(result.cutOff)}; spool segments replayed ${replayed}; connection errors ${result.errors}; other statuses ${JSON.stringify([...result.other])}`,
     );
-    expect(wrong, "every answered redirect stored once, counted once").toEqual([]);
-    expect(stored).toBe(answered);
+    expect(wrong, "every answered redirect stored once, counted once; no click beyond the requests the kill cut off").toEqual([]);
+    expect(stored).toBeGreaterThanOrEqual(answered);
+    expect(stored - answered).toBeLessThanOrEqual(total(result.cutOff));
   });
 });

@@ -64,17 +64,25 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const BROWSER_UA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36";
 
 /** Per-slug tallies of redirect load. */
-export type LoadResult = { sent: Map<string, number>; answered: Map<string, number>; other: Map<number, number>; errors: number };
+export type LoadResult = {
+  sent: Map<string, number>;
+  answered: Map<string, number>;
+  other: Map<number, number>;
+  errors: number;
+  /** Requests that reached a server (not refused) and got no answer: the ones a kill cut off. */
+  cutOff: Map<string, number>;
+};
 
 /**
  * Redirect load: `concurrency` loops of GET /{slug} (browser user agent, so each is a click)
  * until stopped. A redirect counts as answered when its 301/302 arrived.
  */
 export function redirectLoad(base: () => string, slugs: string[], concurrency = 12) {
-  const r: LoadResult = { sent: new Map(), answered: new Map(), other: new Map(), errors: 0 };
+  const r: LoadResult = { sent: new Map(), answered: new Map(), other: new Map(), errors: 0, cutOff: new Map() };
   let running = true;
   const bump = <K>(m: Map<K, number>, k: K) => m.set(k, (m.get(k) ?? 0) + 1);
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  // Status, 0 for a request cut off after it reached the server, -1 for a refused connection.
   const one = (slug: string) =>
     new Promise<number>((resolve) => {
       const url = new URL(`${base()}/${slug}`);
@@ -83,7 +91,7 @@ export function redirectLoad(base: () => string, slugs: string[], concurrency = 
         res.on("end", () => resolve(res.statusCode ?? 0));
         res.on("error", () => resolve(0));
       });
-      req.on("error", () => resolve(0));
+      req.on("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED" ? -1 : 0));
       req.setTimeout(10_000, () => req.destroy());
     });
   const loops = Array.from({ length: concurrency }, async (_, i) => {
@@ -93,8 +101,9 @@ export function redirectLoad(base: () => string, slugs: string[], concurrency = 
       bump(r.sent, slug);
       const status = await one(slug);
       if (status === 301 || status === 302) bump(r.answered, slug);
-      else if (status === 0) {
+      else if (status <= 0) {
         r.errors++;
+        if (status === 0) bump(r.cutOff, slug);
         await sleep(20);
       } else bump(r.other, status);
     }
