@@ -6,6 +6,7 @@ import { clickTs } from "../lib/ids";
 import { parseUserAgent } from "../lib/user-agent";
 import type { Database, Db } from "../../db/client";
 import type { Config } from "../config";
+import { isDatabaseUnavailable } from "../domain/errors";
 import type { Logger } from "../lib/log";
 import type { Metrics } from "../lib/metrics";
 import { isPublicIp, lookupGeo, NO_GEO, type GeoInfo } from "../lib/geo";
@@ -275,13 +276,15 @@ async function copyClicks(database: Pick<Database, "copyThen">, rows: ClickRecor
 
 /**
  * Stores a batch exactly once: by COPY, and by the idempotent insert when the COPY fails (a click of
- * it already stored; if the database is away, this fails too and the batch waits).
+ * it already stored). If the database is away, it fails and the batch waits.
  */
 async function storeClicks(app: RecorderDeps, rows: ClickRecord[]): Promise<void> {
   try {
     return await copyClicks(app.database, rows);
-  } catch {
-    // Below: stored once whatever part of the batch is already there.
+  } catch (e) {
+    // The database away: the insert would fail too, a second connection attempt for nothing.
+    if (isDatabaseUnavailable(e)) throw e;
+    // Otherwise below: stored once whatever part of the batch is already there.
   }
   await insertClicks(app.db, rows);
 }
