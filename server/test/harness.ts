@@ -99,3 +99,17 @@ export async function http(url: string, init: RequestInit & { json?: unknown } =
   }
   return { status: res.status, headers: res.headers, text, json };
 }
+
+/**
+ * Reads `read()` until `done` holds or `ms` pass, and answers the last reading. For what the service
+ * learns asynchronously (a change made behind its back reaches it by NOTIFY within a moment).
+ */
+export async function pollUntil<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 2000): Promise<T> {
+  const until = Date.now() + ms;
+  let seen = await read();
+  while (!done(seen) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 20));
+    seen = await read();
+  }
+  return seen;
+}

@@ -8,7 +8,7 @@ import { parseConfig } from "../../config";
 import { createServices, type AppServices } from "../../core/services";
 import { startServers, type RunningServers } from "../../http/server";
 import { createUserWithWorkspace, issueToken } from "../../lib/users";
-import { freePort, http } from "../../test/harness";
+import { freePort, http, pollUntil } from "../../test/harness";
 import { invitationToken } from "./teams.test-helper";
 
 /**
@@ -126,13 +126,7 @@ describe("two instances on one database", () => {
     const bearer = { authorization: `Bearer ${made.token}` };
     for (const X of [A, B]) expect((await X("GET", "/links", bearer)).status).toBe(200);
     await a.app.db.update(apiTokens).set({ revokedAt: Date.now() }).where(eq(apiTokens.id, made.record.id));
-    const until = Date.now() + 2000;
     const statuses = async () => [(await A("GET", "/links", bearer)).status, (await B("GET", "/links", bearer)).status];
-    let seen = await statuses();
-    while (seen.some((s) => s !== 401) && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 20));
-      seen = await statuses();
-    }
-    expect(seen).toEqual([401, 401]);
+    expect(await pollUntil(statuses, (seen) => seen.every((s) => s === 401))).toEqual([401, 401]);
   });
 });

@@ -5,7 +5,7 @@ import { apiTokens, clicks, domains, importJobs, links, linktrees, memberships, 
 import { sha256 } from "../../lib/crypto";
 import { newId } from "../../lib/ids";
 import { restOperations } from "../../http/openapi";
-import { createTestServer, http, type TestServer } from "../../test/harness";
+import { createTestServer, http, pollUntil, type TestServer } from "../../test/harness";
 import { caller, invitationToken, mailsTo, person, type Person } from "./teams.test-helper";
 import { INVITE_TTL_MS } from "./workspaces.service";
 
@@ -535,14 +535,22 @@ describe("members and invitations", () => {
     expect((await call("GET", "/links", bearer(m.token))).status).toBe(200);
   });
 
-  it("the check runs on every request: a membership removed behind the service's back (another instance) counts at once", async () => {
+  // Behind the service's back (an operator's SQL): migration 0007's trigger tells the instance, which
+  // drops the cached token within a moment. Through the service, another instance included, it is the
+  // very next request (instances.test.ts).
+  it("a membership removed behind the service's back (an operator's SQL) ends its tokens within a moment; its sessions fall back to the personal workspace", async () => {
     const [o, m] = [await person(t), await person(t)];
     const ws = await team(o);
     await join(o, ws, m);
     const token = await tokenIn(m, ws);
     expect((await call("GET", "/links", bearer(token))).status).toBe(200);
     await t.app.db.delete(memberships).where(and(eq(memberships.userId, m.id), eq(memberships.workspaceId, ws)));
-    expect((await call("GET", "/links", bearer(token))).status).toBe(401);
+    expect(
+      await pollUntil(
+        async () => (await call("GET", "/links", bearer(token))).status,
+        (s) => s === 401,
+      ),
+    ).toBe(401);
     expect((await call("GET", "/account", m.cookie)).json.workspace.id).toBe(m.workspaceId);
   });
 });
