@@ -19,6 +19,8 @@ export const links = pgTable(
     domainId: text("domain_id"),
     slug: text("slug").notNull(),
     url: text("url").notNull(),
+    /** A label for people (dashboard list, search, exports); never a share card, which is `og_title`'s. */
+    title: text("title"),
     kind: text("kind", { enum: ["link", "linktree", "linktree_item"] })
       .notNull()
       .default("link"),
