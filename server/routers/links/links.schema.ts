@@ -69,6 +69,9 @@ export const linkDomainSchema = text().max(253, "must be the name of a verified 
 export const passwordSchema = text().min(4, "must be 4-200 characters").max(200, "must be 4-200 characters");
 const ogTitle = text().max(120, "at most 120 characters");
 const ogDescription = text().max(240, "at most 240 characters");
+export const MAX_TITLE = 200;
+/** A label for people in the dashboard's list, search and exports; share cards use `og_title`, never this. */
+export const titleSchema = text().max(MAX_TITLE, `at most ${MAX_TITLE} characters`);
 
 // In service.md's order, which decides the first failing field (lib/input `body`).
 const linkFields = {
@@ -84,6 +87,7 @@ const linkFields = {
   og_image: httpUrl.nullable(),
   // Not in service.md: after its members, so their codes still decide `error`.
   domain: linkDomainSchema,
+  title: titleSchema.nullable(),
 };
 
 /**
@@ -112,6 +116,7 @@ export const createLinkInput = body(
     og_description: linkFields.og_description.optional(),
     og_image: linkFields.og_image.optional(),
     domain: linkFields.domain.optional(),
+    title: linkFields.title.optional(),
   },
   expiryRequired(true),
 );
@@ -131,6 +136,7 @@ export const updateLinkInput = body(
     og_description: linkFields.og_description.optional(),
     og_image: linkFields.og_image.optional(),
     domain: linkFields.domain.optional(),
+    title: linkFields.title.optional(),
   },
   atLeastOne("id"),
   expiryRequired(false),
@@ -160,5 +166,7 @@ export const linkOutput = z.object({
   created_at: z.number().int(),
   updated_at: z.number().int(),
   deleted_at: z.number().int().nullable(),
+  /** Only when set: a link made without it reads exactly as before the member existed. */
+  title: z.string().optional(),
 });
 export type LinkDto = z.infer<typeof linkOutput>;

@@ -45,6 +45,8 @@ export function toLinkDto(row: LinkRow, config: Config, domainName?: string | nu
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     deleted_at: row.deletedAt,
+    // Absent rather than null when unset, so links without one read as they always did.
+    ...(row.title !== null ? { title: row.title } : {}),
   };
 }
 
@@ -112,7 +114,7 @@ export const EXPIRY_REQUIRED_MESSAGE = "requires expires_at, sent in the same re
 const expiryRequired = () => new AppError("EXPIRATION_URL_WITHOUT_EXPIRY", { fields: { expiration_url: [EXPIRY_REQUIRED_MESSAGE] } });
 
 type NewLink = { workspaceId: string; url: string; kind?: LinkRow["kind"]; slug?: string; domainId?: string | null } & Partial<
-  Pick<LinkRow, "tags" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">
+  Pick<LinkRow, "title" | "tags" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">
 >;
 
 /**
@@ -147,6 +149,7 @@ export async function createLink(ctx: Context, actor: Actor | null, input: Creat
     ogTitle: input.og_title || null,
     ogDescription: input.og_description || null,
     ogImage: input.og_image ?? null,
+    title: input.title || null,
   };
   // On a branded domain: checked and share-locked in the same transaction as the insert, so the
   // domain cannot be removed under the new link (DELETE /domains takes the row's update lock).
@@ -210,6 +213,7 @@ export async function updateLink(app: AppServices, actor: Actor, input: UpdateLi
     if (patch.og_title !== undefined) set.ogTitle = patch.og_title || null;
     if (patch.og_description !== undefined) set.ogDescription = patch.og_description || null;
     if (patch.og_image !== undefined) set.ogImage = patch.og_image;
+    if (patch.title !== undefined) set.title = patch.title || null;
     // Another domain (null: the default one) moves the link, slug and all, into that namespace.
     if (domain !== undefined) set.domainId = domain === null ? null : (await usableDomain(tx, current.workspaceId, domain)).id;
     const [row] = await withSlug(tx, set.slug ?? current.slug, "LINK_ID_ALREADY_IN_USE", (sp) => sp.update(links).set(set).where(eq(links.id, id)).returning());

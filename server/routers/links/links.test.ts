@@ -354,3 +354,65 @@ describe("generated slugs", () => {
     expect(new Set(slugs).size).toBe(slugs.length);
   });
 });
+
+describe("title: a label for people, optional, never a share card", () => {
+  it("is absent on read when unset, so a link made without it reads exactly as before", async () => {
+    const l = await newLink();
+    expect(l).not.toHaveProperty("title");
+    expect((await http(`${t.api}/links/${l.id}`, { headers: alice.auth })).json).not.toHaveProperty("title");
+  });
+
+  it("is set on create, changed and cleared by PATCH, and leaves the share-card members alone", async () => {
+    const l = await newLink({ title: "Spring campaign — landing" });
+    expect(l).toMatchObject({ title: "Spring campaign — landing", og_title: null });
+    const listed = (await http(`${t.api}/links`, { headers: alice.auth })).json.links.find((x: { id: string }) => x.id === l.id);
+    expect(listed.title).toBe("Spring campaign — landing");
+    const changed = await patch(l.id, { title: "Renamed" });
+    expect(changed.status).toBe(200);
+    expect(changed.json).toMatchObject({ title: "Renamed", og_title: null });
+    expect((await patch(l.id, { og_title: "Card" })).json).toMatchObject({ title: "Renamed", og_title: "Card" });
+    const cleared = await patch(l.id, { title: null });
+    expect(cleared.json).not.toHaveProperty("title");
+    expect(cleared.json.og_title).toBe("Card");
+    // An empty title is no title.
+    expect((await patch(l.id, { title: "" })).json).not.toHaveProperty("title");
+  });
+
+  it("is at most 200 characters: 400 VALIDATION_FAILED naming title", async () => {
+    expect((await post({ url: "https://example.com/", title: "x".repeat(200) })).status).toBe(201);
+    const r = await post({ url: "https://example.com/", title: "x".repeat(201) });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual({ error: "VALIDATION_FAILED", fields: { title: ["at most 200 characters"] } });
+    const l = await newLink();
+    const p = await patch(l.id, { title: 42 });
+    expect(p.status).toBe(400);
+    expect(p.json).toMatchObject({ error: "VALIDATION_FAILED", fields: { title: expect.any(Array) } });
+  });
+
+  it("goes in through POST /links/bulk", async () => {
+    const r = await http(`${t.api}/links/bulk`, {
+      method: "POST",
+      json: { links: [{ url: "https://example.com/b1", title: "Bulk one" }, { url: "https://example.com/b2" }] },
+      headers: alice.auth,
+    });
+    expect(r.status).toBe(200);
+    expect(r.json.created[0].title).toBe("Bulk one");
+    expect(r.json.created[1]).not.toHaveProperty("title");
+  });
+
+  it("is matched by the dashboard search q", async () => {
+    const word = `label${Math.random().toString(36).slice(2, 8)}`;
+    const l = await newLink({ title: `The ${word.toUpperCase()} page` });
+    await newLink({ og_title: "unrelated" });
+    const found = await t.caller(alice.auth).link.dashboardList({ q: word });
+    expect(found.links.map((x) => x.id)).toEqual([l.id]);
+    expect(found.links[0].title).toBe(`The ${word.toUpperCase()} page`);
+  });
+
+  it("is described, optional, in /openapi.json", async () => {
+    const doc = (await http(`${t.api}/openapi.json`)).json;
+    const create = doc.paths["/links"].post.requestBody.content["application/json"].schema;
+    expect(create.properties.title).toMatchObject({ type: "string", maxLength: 200 });
+    expect(create.required).not.toContain("title");
+  });
+});

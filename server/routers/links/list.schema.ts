@@ -20,7 +20,7 @@ const tagSchema = text().regex(TAG_RE, "must be 1-24 characters of 0-9, a-z and 
 export const listInput = z
   .object({
     sort: z.enum(LIST_SORTS).default("newest"),
-    /** Part of a slug, destination URL or share-card title. */
+    /** Part of a slug, destination URL, title or share-card title. */
     q: text().max(200).optional(),
     /** A tag no link has yet is no error: the page is empty. */
     tag: tagSchema.optional(),

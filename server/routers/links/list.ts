@@ -45,7 +45,7 @@ async function filterConditions(db: Db, app: AppServices, workspaceId: string, i
   const q = input.q?.trim();
   if (q) {
     const like = `%${likeEscape(q)}%`;
-    where.push(or(ilike(links.slug, like), ilike(links.url, like), ilike(links.ogTitle, like))!);
+    where.push(or(ilike(links.slug, like), ilike(links.url, like), ilike(links.ogTitle, like), ilike(links.title, like))!);
   }
   if (input.tag) where.push(arrayContains(links.tags, [input.tag]));
   if (input.status) where.push(STATUS[input.status](now));
