@@ -60,6 +60,36 @@ export async function searchLinks(app: AppServices, actor: Actor, input: z.outpu
   };
 }
 
+export const suggestInput = z
+  .object({
+    q: text().max(200).default(""),
+    limit: z.number().int().min(1).max(20).default(10),
+  })
+  .strict();
+
+const suggestOutput = z.object({
+  links: z.array(z.object({ id: z.string(), slug: z.string(), short_url: z.string(), url: z.string() })),
+});
+
+/**
+ * A few links for a picker, whatever the workspace's size: an exact slug first, then the newest
+ * whose slug, destination, title or share-card title holds the text. Only a page of rows is read (no
+ * tags, no counts), so each keystroke costs the same at ten links as at a hundred thousand.
+ */
+export async function suggestLinks(app: AppServices, actor: Actor, input: z.output<typeof suggestInput>) {
+  const q = input.q.trim().toLowerCase();
+  const own = and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"), isNull(links.deletedAt));
+  const like = `%${likeEscape(q)}%`;
+  const rows = await app.db
+    .select()
+    .from(links)
+    .where(q ? and(own, or(ilike(links.slug, like), ilike(links.url, like), ilike(links.title, like), ilike(links.ogTitle, like))) : own)
+    .orderBy(...(q ? [desc(sql`${links.slug} = ${q}`)] : []), desc(links.createdAt), desc(links.id))
+    .limit(input.limit);
+  const dtos = await linkDtos(app.db, app.config, rows);
+  return { links: dtos.map((l) => ({ id: l.id, slug: l.slug, short_url: l.short_url, url: l.url })) };
+}
+
 /** Free in the default domain's namespace, or in that of the workspace's branded domain `domain` (an unknown one: not free). */
 export async function isSlugAvailable(app: AppServices, slug: string, domain?: { workspaceId: string; name: string }): Promise<boolean> {
   let domainId: string | null = null;
@@ -85,6 +115,12 @@ export const dashboardLinkProcedures = {
     .input(searchInput)
     .output(contract(searchOutput))
     .query(({ ctx, input }) => searchLinks(ctx.app, ctx.actor, input)),
+
+  /** The analytics page's link picker asks this as the person types. */
+  suggest: authedProcedure
+    .input(suggestInput)
+    .output(contract(suggestOutput))
+    .query(({ ctx, input }) => suggestLinks(ctx.app, ctx.actor, input)),
 
   /** Feedback while typing a custom slug; the unique index still decides on write. */
   slugAvailable: authedProcedure
