@@ -60,6 +60,11 @@ export const emailCodes = pgTable(
     purpose: text("purpose", { enum: ["sign_in", "email_change"] }).notNull(),
     userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
     codeHash: text("code_hash").notNull(),
+    /**
+     * Sign-in codes: SHA-256 of the pending-sign-in cookie of the browser that asked for the code.
+     * Only that browser can try the code, so guesses from elsewhere neither count nor end it.
+     */
+    pendingHash: text("pending_hash"),
     attempts: integer("attempts").notNull().default(0),
     expiresAt: ms("expires_at").notNull(),
     usedAt: ms("used_at"),
