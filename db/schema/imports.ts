@@ -1,8 +1,14 @@
 import { bigint, index, integer, jsonb, pgTable, text } from "drizzle-orm/pg-core";
+import { workspaces } from "./accounts";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 
-export type ImportReject = { row: number; error: string; fields?: Record<string, string[]> };
+/** A row the import refused: its number (1-based, header excluded), its slug and URL as the file gave them, and why. */
+export type ImportReject = { row: number; error: string; fields?: Record<string, string[]>; slug?: string; url?: string };
+/** A row whose slug was taken and that went in elsewhere (a new slug, or another domain), so people learn its new short URL. */
+export type ImportMoved = { row: number; slug: string; url: string; short_url: string };
+/** How a job treats a taken slug and where the source's title goes. */
+export type ImportOptions = { on_conflict?: "reject" | "generate" | `domain:${string}`; title_to?: "title" | "og_title" | "ignore" };
 
 /**
  * CSV imports as jobs (extensions §3): the job survives a restart and resumes after `rows_done`,
@@ -12,7 +18,9 @@ export const importJobs = pgTable(
   "import_jobs",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull(),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id, { onDelete: "cascade" }),
     userId: text("user_id").notNull(),
     status: text("status", { enum: ["queued", "running", "done", "failed"] })
       .notNull()
@@ -28,6 +36,9 @@ export const importJobs = pgTable(
     skipped: integer("skipped").notNull().default(0),
     rejected: integer("rejected").notNull().default(0),
     rejects: jsonb("rejects").$type<ImportReject[]>().notNull().default([]),
+    /** Rows that went in under another short URL than the file's (the first MAX_STORED_REJECTS). */
+    moved: jsonb("moved").$type<ImportMoved[]>().notNull().default([]),
+    options: jsonb("options").$type<ImportOptions>().notNull().default({}),
     error: text("error"),
     /** Instance holding the job, and until when (a crashed instance's lease runs out and another resumes). */
     leaseOwner: text("lease_owner"),
