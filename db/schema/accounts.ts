@@ -39,8 +39,8 @@ export const sessions = pgTable(
       .references(() => users.id, { onDelete: "cascade" }),
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
     createdAt: ms("created_at").notNull(),
-    /** The session's current workspace; null means the user's personal one. */
-    workspaceId: text("workspace_id"),
+    /** The session's current workspace; null means the user's personal one (also once that workspace is deleted). */
+    workspaceId: text("workspace_id").references(() => workspaces.id, { onDelete: "set null" }),
     device: text("device"),
     browser: text("browser"),
     platform: text("platform"),

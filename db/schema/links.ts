@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { workspaces } from "./accounts";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 
@@ -14,7 +15,10 @@ export const links = pgTable(
   "links",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull(),
+    // No cascade: deleting a workspace deletes its links itself, to free their slugs in caches too.
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     /** Branded domain (extensions §2); null is the default redirect domain and its shared namespace. */
     domainId: text("domain_id"),
     slug: text("slug").notNull(),
@@ -130,7 +134,9 @@ export const linktrees = pgTable(
   "linktrees",
   {
     id: text("id").primaryKey(),
-    workspaceId: text("workspace_id").notNull(),
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspaces.id),
     /** The page's own link record; its slug is the linktree's slug. */
     linkId: text("link_id")
       .notNull()
