@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
-import type { AppLoadContext, EntryContext } from "@remix-run/node";
+import type { ActionFunctionArgs, AppLoadContext, EntryContext, LoaderFunctionArgs } from "@remix-run/node";
 import { createReadableStreamFromReadable } from "@remix-run/node";
-import { RemixServer } from "@remix-run/react";
+import { isRouteErrorResponse, RemixServer } from "@remix-run/react";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
 import { NonceContext } from "./lib/nonce";
@@ -42,10 +42,21 @@ export default function handleRequest(
         },
         onError(error: unknown) {
           responseStatusCode = 500;
-          if (shellRendered) console.error(error);
+          if (shellRendered) loadContext.app.log.error({ err: error, path: new URL(request.url).pathname }, "dashboard render failed");
         },
       },
     );
     setTimeout(abort, ABORT_DELAY);
   });
+}
+
+/**
+ * Replaces Remix's default, which printed every error, a 404 for an unknown path included, to stderr
+ * with its stack: the logs are JSON lines only. An answer of 4xx (no such route, method refused) is
+ * no failure; a request the client gave up on is not logged either.
+ */
+export function handleError(error: unknown, { request, context }: LoaderFunctionArgs | ActionFunctionArgs) {
+  if (request.signal.aborted) return;
+  if (isRouteErrorResponse(error) && error.status < 500) return;
+  context.app.log.error({ err: error, path: new URL(request.url).pathname }, "dashboard request failed");
 }

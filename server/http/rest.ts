@@ -53,7 +53,7 @@ export function createRestHandler(app: AppServices) {
 
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const path = req.path;
+      const path = routedPath(req.url);
       const method = req.method.toUpperCase();
       const matching = ops.filter((o) => o.re.test(path));
       if (!matching.length) throw new AppError("NOT_FOUND");
@@ -74,6 +74,19 @@ export function createRestHandler(app: AppServices) {
       next(e);
     }
   };
+}
+
+/**
+ * The path trpc-openapi routes on: the WHATWG-parsed one, where a backslash turns into `/` and dot
+ * segments resolve. Matching on the raw path let a request through that it then found nowhere,
+ * answered as a 500.
+ */
+function routedPath(url: string): string {
+  try {
+    return new URL(url.startsWith("/") ? `http://127.0.0.1${url}` : url).pathname;
+  } catch {
+    throw new AppError("NOT_FOUND");
+  }
 }
 
 /** Rewrites what trpc-openapi writes: our error body and status, and 204 without a body. */

@@ -2,7 +2,7 @@ import http from "node:http";
 import { randomUUID } from "node:crypto";
 import express from "express";
 import type { AppServices } from "../core/services";
-import { createApiRouter, securityHeaders } from "./app";
+import { apiErrorHandler, createApiRouter, securityHeaders } from "./app";
 import { createAdminEndpoint } from "../admin/endpoint";
 import { assertRemixBuild, createRemixHandler } from "./remix";
 import { createRedirectApp, type LinktreePageHandler } from "../redirect/adapter";
@@ -49,6 +49,8 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
     web.use(lazyHandler(() => createRemixHandler(app)));
   }
   if (opts.remix === false) web.use((_q, s) => s.status(404).type("text").send("Not found"));
+  // Express's own handler would print the stack to stderr (and into the page outside production).
+  web.use(apiErrorHandler(app));
 
   // Linktree pages are rendered by a Remix route, so they exist only when Remix is on.
   let linktreePage: Promise<LinktreePageHandler> | undefined;
