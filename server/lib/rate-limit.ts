@@ -17,6 +17,9 @@ export const LIMITS = {
   signInPerAddress: { points: 30, duration: 3600 },
   /** Invitation mails a workspace may send in an hour (each one is a mail to an address the owner typed). */
   invitesPerWorkspace: { points: 50, duration: 3600 },
+  /** Share-card images a client address may fetch in a minute, and how many of them may need a render. */
+  ogImagePerAddress: { points: 300, duration: 60 },
+  ogRenderPerAddress: { points: 20, duration: 60 },
 } as const;
 export type LimitName = keyof typeof LIMITS;
 

@@ -1,77 +1,193 @@
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { LruCache } from "../lib/lru";
+import { Piscina } from "piscina";
 
 export const OG_WIDTH = 1200;
 export const OG_HEIGHT = 630;
 
-type Font = { name: string; data: Buffer; weight: 400 | 700; style: "normal" };
-let fonts: Font[] | undefined;
+/**
+ * What a generated image shows: the title, a subtitle (the short link's host) and, for a linktree's
+ * card, its avatar as a data: URL (the renderer never fetches). The same card is the same image.
+ */
+export type Card = { title: string; subtitle: string; avatar?: string };
 
-/** Inter from @fontsource/inter (woff: satori reads woff, not woff2), several scripts for fallback. */
-function loadFonts(): Font[] {
-  if (fonts) return fonts;
-  const dir = path.join(path.dirname(createRequire(import.meta.url).resolve("@fontsource/inter/package.json")), "files");
-  fonts = [];
-  for (const subset of ["latin", "latin-ext", "cyrillic", "cyrillic-ext", "greek", "greek-ext", "vietnamese"]) {
-    for (const weight of [400, 700] as const) {
-      fonts.push({ name: "Inter", data: readFileSync(path.join(dir, `inter-${subset}-${weight}-normal.woff`)), weight, style: "normal" });
-    }
+/** Bump when the layout in og-worker.mjs changes: images stored under the old one are then not reused. */
+const LAYOUT = 2;
+
+/** The file name of a card's image: a hash of everything the image shows, and of the layout. */
+export function cardKey(card: Card): string {
+  return createHash("sha256")
+    .update(JSON.stringify([LAYOUT, card.title, card.subtitle, card.avatar ?? null]))
+    .digest("hex")
+    .slice(0, 40);
+}
+
+/** Every render thread is busy and the queue is full: answer 503 with Retry-After, never wait unbounded. */
+export class OgImagesBusy extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super("share-card images: the render queue is full");
   }
-  return fonts;
 }
 
-type Node = { type: string; props: { style?: Record<string, unknown>; children?: Node | Node[] | string } };
-const el = (type: string, style: Record<string, unknown>, children?: Node | Node[] | string): Node => ({ type, props: { style, children } });
+export type OgImagesOptions = {
+  /** Where the images are kept (`${DATA_DIR}/og`). */
+  dir: string;
+  /** Render threads. One: on a small machine a second would take a core from the requests. */
+  threads?: number;
+  /** Renders waiting for a thread; past that, OgImagesBusy. */
+  queue?: number;
+  /** Bytes of images kept on disk; the least recently used go first. */
+  maxBytes?: number;
+  /** The worker module (tests put a slower one in). */
+  worker?: URL;
+};
 
-/** A 1200×630 PNG with the title (and the short link's host), for the share card. */
-export async function renderOgImage(title: string, host: string): Promise<Buffer> {
-  const size = title.length > 80 ? 56 : title.length > 40 ? 68 : 84;
-  const tree = el(
-    "div",
-    {
-      width: "100%",
-      height: "100%",
-      display: "flex",
-      flexDirection: "column",
-      justifyContent: "space-between",
-      padding: "72px 80px",
-      background: "linear-gradient(135deg, #1e3a8a 0%, #4f46e5 100%)",
-      color: "#ffffff",
-      fontFamily: "Inter",
-    },
-    [
-      el("div", { display: "flex", fontSize: size, fontWeight: 700, lineHeight: 1.15, letterSpacing: "-0.02em" }, title),
-      el("div", { display: "flex", fontSize: 32, fontWeight: 400, opacity: 0.85 }, host),
-    ],
-  );
-  // Loaded on the first image: most instances never render one, and start and memory stay lean.
-  const [{ default: satori }, { Resvg }] = await Promise.all([import("satori"), import("@resvg/resvg-js")]);
-  const svg = await satori(tree as unknown as Parameters<typeof satori>[0], { width: OG_WIDTH, height: OG_HEIGHT, fonts: loadFonts() });
-  return new Resvg(svg, { fitTo: { mode: "width", value: OG_WIDTH } }).render().asPng();
-}
+const HAS_KEY = /^[0-9a-f]{40}\.png$/;
 
 /**
- * Rendered images by link id and title: a new title is a new key, so a changed title renders
- * again; concurrent requests for the same image share one rendering.
+ * Share-card images rendered once per card in a worker thread (never on the request thread) and
+ * kept on disk, so a second request for the same title, also after a restart, reads the file.
+ * Concurrent requests for the same card share one render; renders past the queue's bound fail
+ * fast with OgImagesBusy.
  */
-export class OgImageCache {
-  private done = new LruCache<Buffer>(256);
-  private inflight = new Map<string, Promise<Buffer>>();
+export class OgImages {
+  /** Renders started by this instance (tests: a stored image is not rendered again). */
   renders = 0;
-  get(linkId: string, title: string, host: string): Promise<Buffer> {
-    const key = `${linkId}\n${title}`;
-    const hit = this.done.get(key);
-    if (hit) return Promise.resolve(hit);
+  private pool: Piscina<Card, Uint8Array>;
+  private inflight = new Map<string, Promise<Buffer>>();
+  /** Stored images and their sizes, least recently used first (a Map keeps insertion order). */
+  private stored = new Map<string, number>();
+  private storedBytes = 0;
+  private ready: Promise<void> | undefined;
+  private readonly dir: string;
+  private readonly maxBytes: number;
+  private readonly retryAfter: number;
+
+  constructor(opts: OgImagesOptions) {
+    this.dir = opts.dir;
+    this.maxBytes = opts.maxBytes ?? 256 * 1024 * 1024;
+    const threads = opts.threads ?? 1;
+    const queue = opts.queue ?? 16;
+    // About how long the queue takes to drain at 40 ms an image, rounded up to whole seconds.
+    this.retryAfter = Math.max(1, Math.ceil((queue * 0.04) / threads));
+    this.pool = new Piscina({
+      filename: (opts.worker ?? new URL("./og-worker.mjs", import.meta.url)).href,
+      minThreads: 0,
+      maxThreads: threads,
+      maxQueue: queue,
+      // The thread leaves when idle: satori, resvg and the fonts hold tens of MB, and most
+      // instances render rarely. Lower CPU priority than the request thread: a render may wait.
+      idleTimeout: 30_000,
+      niceIncrement: 10,
+    });
+  }
+
+  /** The card's PNG: from disk when stored, else rendered (and stored). Throws OgImagesBusy when full. */
+  async get(card: Card, beforeRender?: () => Promise<void>): Promise<Buffer> {
+    const key = cardKey(card);
     let p = this.inflight.get(key);
     if (!p) {
-      this.renders++;
-      p = renderOgImage(title, host)
-        .then((png) => (this.done.set(key, png), png))
-        .finally(() => this.inflight.delete(key));
+      p = this.load(key, card, beforeRender).finally(() => this.inflight.delete(key));
       this.inflight.set(key, p);
     }
     return p;
   }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+
+  private file = (key: string) => path.join(this.dir, `${key}.png`);
+
+  private async load(key: string, card: Card, beforeRender?: () => Promise<void>): Promise<Buffer> {
+    await (this.ready ??= this.scan());
+    if (this.stored.has(key)) {
+      try {
+        const png = await readFile(this.file(key));
+        this.touch(key, png.length);
+        return png;
+      } catch (e) {
+        // Removed behind our back (another instance sharing the directory evicted it): render again.
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        this.forget(key);
+      }
+    }
+    await beforeRender?.();
+    const png = Buffer.from(await this.render(card));
+    await this.store(key, png);
+    return png;
+  }
+
+  private async render(card: Card): Promise<Uint8Array> {
+    this.renders++;
+    try {
+      return await this.pool.run(card);
+    } catch (e) {
+      if (e instanceof Error && e.message === "Task queue is at limit") throw new OgImagesBusy(this.retryAfter);
+      throw e;
+    }
+  }
+
+  /** Written whole, then renamed: a reader (this or another instance) never sees half an image. */
+  private async store(key: string, png: Buffer) {
+    const tmp = path.join(this.dir, `.${key}.${randomBytes(6).toString("hex")}.tmp`);
+    try {
+      await writeFile(tmp, png);
+      await rename(tmp, this.file(key));
+    } catch {
+      // A full or read-only disk costs a render next time, not this answer.
+      await unlink(tmp).catch(() => {});
+      return;
+    }
+    this.touch(key, png.length);
+    while (this.storedBytes > this.maxBytes && this.stored.size > 1) {
+      const oldest = this.stored.keys().next().value as string;
+      this.forget(oldest);
+      await unlink(this.file(oldest)).catch(() => {});
+    }
+  }
+
+  private touch(key: string, size: number) {
+    this.forget(key);
+    this.stored.set(key, size);
+    this.storedBytes += size;
+  }
+
+  private forget(key: string) {
+    const size = this.stored.get(key);
+    if (size === undefined) return;
+    this.stored.delete(key);
+    this.storedBytes -= size;
+  }
+
+  /** What is on disk from earlier runs, oldest first; temp files a crash left behind are removed. */
+  private async scan() {
+    await mkdir(this.dir, { recursive: true });
+    const found: { key: string; size: number; at: number }[] = [];
+    for (const name of await readdir(this.dir)) {
+      const full = path.join(this.dir, name);
+      if (name.endsWith(".tmp")) {
+        await unlink(full).catch(() => {});
+        continue;
+      }
+      if (!HAS_KEY.test(name)) continue;
+      const s = await stat(full).catch(() => null);
+      if (s) found.push({ key: name.slice(0, -4), size: s.size, at: s.mtimeMs });
+    }
+    for (const f of found.sort((a, b) => a.at - b.at)) this.touch(f.key, f.size);
+  }
+}
+
+const byDir = new Map<string, OgImages>();
+
+/**
+ * The images of a data directory: one pool and one disk cache per process, however many redirect
+ * apps serve it. The first call makes it (with `opts`), later calls get the same one.
+ */
+export function ogImagesIn(dataDir: string, opts: Omit<OgImagesOptions, "dir"> = {}): OgImages {
+  const dir = path.join(dataDir, "og");
+  let images = byDir.get(dir);
+  if (!images) byDir.set(dir, (images = new OgImages({ ...opts, dir })));
+  return images;
 }
