@@ -1,10 +1,10 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { links } from "../../db/schema";
 import { createTestDatabase } from "../../db/test-db";
 import { isUniqueViolation } from "../domain/errors";
 import { newLinkId } from "./ids";
-import { SLUG_INDEX, withGeneratedSlug } from "./slugs";
+import { pickFreeSlugs, SLUG_INDEX, withGeneratedSlug } from "./slugs";
 import type { DbOrTx } from "../../db/client";
 
 // A generated slug taken by someone else between the pick and the insert is picked again, whether
@@ -72,4 +72,37 @@ describe("withGeneratedSlug", () => {
     expect(tried).toHaveLength(2);
     expect(outcome).toBe(tried[1]);
   });
+});
+
+describe("pickFreeSlugs", () => {
+  it("finds every free slug when the blocks after the random start are nearly full, and reports exhaustion only when none is left", async () => {
+    // 600 blocks with room, 34 of their 36 slots taken (so 1,200 free slugs in all); every other block full.
+    const db = database.db;
+    await db.execute(sql`
+      with chosen as (select prefix from slug_blocks order by md5(prefix) limit 600)
+      insert into links (id, workspace_id, slug, url, kind, created_at, updated_at)
+      select substr(md5(p.prefix || c), 1, 8), 'public', p.prefix || c, 'https://example.com/', 'link', 1, 1
+      from chosen p cross join unnest(string_to_array('0123456789abcdefghijklmnopqrstuvwx', null)) c`);
+    await db.execute(sql`update slug_blocks set free = 0 where free = 36`);
+    try {
+      const some = await pickFreeSlugs(db, 1000);
+      expect(some).toHaveLength(1000);
+      expect(new Set(some).size).toBe(1000);
+      for (const s of some) expect(s).toMatch(/^[0-9a-z]{3}[yz]$/);
+      const all = await pickFreeSlugs(db, 1300);
+      expect(all).toHaveLength(1200);
+      expect(new Set(all).size).toBe(1200);
+    } finally {
+      await db.execute(
+        sql`delete from links where url = 'https://example.com/' and workspace_id = 'public' and created_at = 1 and slug ~ '^[0-9a-z]{3}[0-9a-x]$'`,
+      );
+      await db.execute(sql`
+        update slug_blocks b set free = 36 - coalesce(t.n, 0)
+        from slug_blocks b2 left join (
+          select substr(slug, 1, 3) as prefix, count(*)::int as n from links
+          where deleted_at is null and domain_id is null and slug ~ '^[0-9a-z]{4}$' group by 1
+        ) t on t.prefix = b2.prefix
+        where b.prefix = b2.prefix`);
+    }
+  }, 120_000);
 });

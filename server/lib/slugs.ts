@@ -44,6 +44,44 @@ export async function pickFreeSlug(db: DbOrTx): Promise<string> {
   return pickFreeSlug(db);
 }
 
+/**
+ * Up to `n` distinct free generated slugs of the default domain at once (for imports), in one query
+ * per round: blocks with room are taken in prefix order from a random start (wrapping around), and
+ * `n` of their free slots are chosen at random. A round sized for mostly empty blocks can come back
+ * short where the blocks after the start are nearly full; then the next round looks at four times
+ * as many blocks. Fewer than `n` come back only when every block with room was looked at: the
+ * namespace really has no more.
+ */
+export async function pickFreeSlugs(db: DbOrTx, n: number): Promise<string[]> {
+  const found = new Set<string>();
+  let blocks = Math.ceil(n / 18) + 2;
+  while (found.size < n) {
+    const want = n - found.size;
+    const start = blockPrefix(randomInt(0, BLOCKS));
+    const [round] = rows<{ after: number; before: number; slugs: string[] | null }>(
+      await db.execute(sql`
+        with after as (select prefix from slug_blocks where free > 0 and prefix >= ${start} order by prefix limit ${blocks}),
+        before as (select prefix from slug_blocks where free > 0 and prefix < ${start} order by prefix limit ${blocks}),
+        cand as (
+          select b.prefix || c as slug from (select prefix from after union all select prefix from before) b
+          cross join unnest(string_to_array(${BASE36}, null)) c
+        )
+        select (select count(*) from after)::int as after, (select count(*) from before)::int as before,
+          array(
+            select slug from cand
+            where not exists (select 1 from links l where l.slug = cand.slug and l.deleted_at is null and l.domain_id is null)
+              and cand.slug <> all(array(select json_array_elements_text(${JSON.stringify([...found])}::json)))
+            order by random() limit ${want * 2}
+          ) as slugs`),
+    );
+    for (const s of round?.slugs ?? []) if (found.size < n) found.add(s);
+    // Both halves ended before their limit: every block with room was in this round.
+    if (!round || (round.after < blocks && round.before < blocks)) break;
+    blocks *= 4;
+  }
+  return [...found];
+}
+
 /** The unique index of the default redirect domain's namespace (links and linktrees). */
 export const SLUG_INDEX = "links_live_slug_idx";
 /** The unique index of the branded domains' namespaces, one per domain (extensions §2). */

@@ -7,7 +7,8 @@ import type { Db, DbOrTx } from "../../../db/client";
 import { importJobs, memberships, users, type ImportReject } from "../../../db/schema";
 import type { Config } from "../../config";
 import { AppError, notFound, toPublicError, type ErrorCode, type Fields } from "../../domain/errors";
-import { BASE36, newId, newLinkId, randomString } from "../../lib/ids";
+import { newId, newLinkId, randomString, BASE36 } from "../../lib/ids";
+import { pickFreeSlugs } from "../../lib/slugs";
 import type { Logger } from "../../lib/log";
 import { LINK_CHANNEL } from "../../core/services";
 import { createLinkInput, type CreateLinkInput } from "../links/links.schema";
@@ -248,32 +249,6 @@ export function checkRow(
 
 const json = (v: unknown) => JSON.stringify(v);
 
-/** Up to `n` free generated slugs (4 characters, default domain), from blocks with room after a random start. */
-async function freeSlugs(tx: DbOrTx, n: number): Promise<string[]> {
-  const found = new Set<string>();
-  for (let attempt = 0; attempt < 4 && found.size < n; attempt++) {
-    const want = n - found.size;
-    const blocks = Math.ceil(want / 18) + 2 + attempt * 8;
-    const start = randomString(3, BASE36);
-    const rows = rowsOf<{ slug: string }>(
-      await tx.execute(sql`
-        with blocks as (
-          (select prefix from slug_blocks where free > 0 and prefix >= ${start} order by prefix limit ${blocks})
-          union all
-          (select prefix from slug_blocks where free > 0 and prefix < ${start} order by prefix limit ${blocks})
-        ), cand as (
-          select b.prefix || c as slug from blocks b cross join unnest(string_to_array(${BASE36}, null)) c
-        )
-        select slug from cand
-        where not exists (select 1 from links l where l.slug = cand.slug and l.deleted_at is null and l.domain_id is null)
-        order by random() limit ${want * 2}`),
-    );
-    for (const r of rows) if (found.size < n) found.add(r.slug);
-    if (rows.length < want) break; // the namespace has no more
-  }
-  return [...found];
-}
-
 type LinkOwner = { slug: string; url: string; workspace_id: string; kind: string };
 
 async function owners(tx: DbOrTx, slugs: string[]): Promise<Map<string, LinkOwner>> {
@@ -341,7 +316,7 @@ async function placeRows(tx: DbOrTx, workspaceId: string, rows: Placed[]): Promi
 
   for (let round = 0; toInsert.length || needSlug.length; round++) {
     if (needSlug.length) {
-      const slugs = round < 8 ? await freeSlugs(tx, needSlug.length) : [];
+      const slugs = round < 8 ? await pickFreeSlugs(tx, needSlug.length) : [];
       needSlug.forEach((p, i) => {
         if (slugs[i]) toInsert.push({ p, slug: slugs[i], generated: true });
         else out.rejects.push({ row: p.row, error: "SLUGS_EXHAUSTED" satisfies ErrorCode });
