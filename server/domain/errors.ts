@@ -30,6 +30,7 @@ export const ERROR_STATUS = {
   EMAIL_IN_USE: 409,
   DOMAIN_TAKEN: 409,
   DOMAIN_IN_USE: 409,
+  DOMAIN_LIMIT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
@@ -140,6 +141,8 @@ export function toPublicError(err: unknown): PublicError {
       return { status, body: status === 400 ? { error: code, fields: { body: [e.message] } } : { error: code } };
     }
   }
+  // A write naming a row deleted meanwhile (its workspace, mostly): what it belonged to is gone.
+  if (isForeignKeyViolation(e)) return { status: 404, body: { error: "NOT_FOUND" } };
   if (isDatabaseUnavailable(e)) {
     return { status: 503, body: { error: "SERVICE_UNAVAILABLE" }, headers: { "Retry-After": "5" } };
   }
@@ -172,6 +175,14 @@ export function isUniqueViolation(e: unknown, constraint?: string): boolean {
   for (let cur: unknown = e, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
     const c = cur as { code?: string; constraint?: string; constraint_name?: string };
     if (c.code === "23505") return !constraint || (c.constraint ?? c.constraint_name) === constraint;
+  }
+  return false;
+}
+
+/** PostgreSQL foreign key violation: the referenced row does not exist (or no longer). */
+export function isForeignKeyViolation(e: unknown): boolean {
+  for (let cur: unknown = e, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
+    if ((cur as { code?: string }).code === "23503") return true;
   }
   return false;
 }

@@ -24,8 +24,9 @@ const STATUS_TEXT: Record<number, string> = {
   403: "Not allowed with this credential",
   404: "Not found (NOT_FOUND), also for another workspace's records",
   405: "Method not allowed on this path (METHOD_NOT_ALLOWED)",
-  409: "Conflict (e.g. LINK_ID_ALREADY_IN_USE, SLUG_ALREADY_IN_USE, LINKTREE_LINK_NOT_EDITABLE, DOMAIN_TAKEN, DOMAIN_IN_USE)",
+  409: "Conflict (e.g. LINK_ID_ALREADY_IN_USE, SLUG_ALREADY_IN_USE, LINKTREE_LINK_NOT_EDITABLE, DOMAIN_TAKEN, DOMAIN_IN_USE, DOMAIN_LIMIT)",
   413: "Body over 64 KiB (PAYLOAD_TOO_LARGE)",
+  415: "Body not sent as JSON (`Content-Type: application/json`), or in another charset or encoding (UNSUPPORTED_MEDIA_TYPE)",
   429: "Too many requests in the window (RATE_LIMITED); see Retry-After",
   500: "Unexpected failure (INTERNAL_ERROR)",
   503: "Database unavailable (SERVICE_UNAVAILABLE); see Retry-After",
@@ -56,7 +57,7 @@ function annotate(schema: OpenAPIV3.SchemaObject | undefined, request: boolean, 
 const SERVICE_STATUSES: Record<string, number[]> = {
   "analytics.workspace": [404], // link_id of no link of the workspace
   "report.create": [429], // per address and per slug, without a credential
-  "domain.verify": [413], // a POST: its body is read (and must be empty of members) although it has none
+  "domain.verify": [413, 415], // a POST: its body is read (and must be empty of members) although it has none
 };
 
 /** The top-level tag list: every tag an operation uses, in this order. */
@@ -71,9 +72,12 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 
 function errorStatuses(op: Operation, o: OpenAPIV3.OperationObject): number[] {
   const s = new Set<number>([...(op.meta.errors ?? []), ...(SERVICE_STATUSES[op.procedurePath] ?? [])]);
-  const hasInput = !!o.requestBody || (o.parameters ?? []).length > 0;
-  if (hasInput) s.add(400);
-  if (o.requestBody) s.add(413);
+  // Every operation reads a body or a query string, and a repeated or bracketed query parameter is a 400.
+  s.add(400);
+  if (o.requestBody) {
+    s.add(413);
+    s.add(415);
+  }
   if (op.meta.openapi?.protect) {
     s.add(401);
     s.add(429); // per-token hourly limit

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, isNull, lte, ne, or, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { domains, links } from "../../../db/schema";
 import type { Config } from "../../config";
@@ -12,6 +12,7 @@ import type { Actor } from "../../trpc/context";
 import type { RuntimeCheck } from "../../trpc/init";
 import type { FieldIssue } from "../../lib/input";
 import type { CreateDomainInput, DomainDto, UpdateDomainInput } from "./domains.schema";
+import { lockWorkspaceOrNotFound } from "../workspaces/workspace-lock";
 
 export type DomainRow = typeof domains.$inferSelect;
 
@@ -33,38 +34,82 @@ export function toDomainDto(row: DomainRow): DomainDto {
 /** The service's own host names (REDIRECT_URL, APP_URL, API_URL): never a branded domain. */
 export const ownHosts = (config: Config) => [...new Set([config.redirectUrl, config.appUrl, config.apiUrl].map(hostNameOf))];
 
+/** An unverified domain is a claim on the name; it lapses this long after it was added. */
+export const CLAIM_TTL_MS = 7 * 24 * 3600 * 1000;
+/** Unverified (and not lapsed) domains a workspace may hold at once: claims cost nothing, so they are counted. */
+export const MAX_UNVERIFIED_DOMAINS = 20;
+
+/** Verified, or claimed less than CLAIM_TTL_MS ago. A lapsed claim is as good as removed: listed nowhere, 404 by id. */
+const live = (now: number): SQL => or(eq(domains.verified, true), gt(domains.createdAt, now - CLAIM_TTL_MS))!;
+const lapsed = (now: number): SQL => and(eq(domains.verified, false), lte(domains.createdAt, now - CLAIM_TTL_MS))!;
+
 export async function listDomains(app: AppServices, actor: Actor): Promise<DomainDto[]> {
-  const rows = await app.db.select().from(domains).where(eq(domains.workspaceId, actor.workspaceId)).orderBy(asc(domains.name));
+  const rows = await app.db
+    .select()
+    .from(domains)
+    .where(and(eq(domains.workspaceId, actor.workspaceId), live(Date.now())))
+    .orderBy(asc(domains.name));
   return rows.map(toDomainDto);
 }
 
+const taken = (name: string) => new AppError("DOMAIN_TAKEN", { message: `${name} is taken` });
+
+/**
+ * Adds an unverified domain: a claim on the name, which only a verification turns into ownership.
+ * Any number of workspaces may claim a name nobody has verified, so a squatter's claim keeps no one
+ * out. 409 DOMAIN_TAKEN when another workspace verified the name, or this one has it already;
+ * 409 DOMAIN_LIMIT past MAX_UNVERIFIED_DOMAINS claims. Lapsed claims of the name, and of the
+ * workspace, are removed on the way (no link can be on an unverified domain).
+ */
 export async function createDomain(app: AppServices, actor: Actor, input: CreateDomainInput): Promise<DomainDto> {
   const problems = hostNameProblems(input.name, ownHosts(app.config));
   if (problems.length) throw validation({ name: problems });
+  const now = Date.now();
   try {
-    const [row] = await app.db
-      .insert(domains)
-      .values({
-        id: newLinkId(),
-        workspaceId: actor.workspaceId,
-        name: input.name,
-        verificationValue: `links-verify=${randomString(24, BASE62)}`,
-        createdAt: Date.now(),
-      })
-      .returning();
+    const row = await app.db.transaction(async (tx) => {
+      // One claim at a time per workspace, so the count below cannot be raced past the limit.
+      await lockWorkspaceOrNotFound(tx, actor.workspaceId, "serial");
+      await tx.delete(domains).where(and(lapsed(now), or(eq(domains.name, input.name), eq(domains.workspaceId, actor.workspaceId))));
+      const [holder] = await tx
+        .select({ id: domains.id })
+        .from(domains)
+        .where(and(eq(domains.name, input.name), or(eq(domains.verified, true), eq(domains.workspaceId, actor.workspaceId))))
+        .limit(1);
+      if (holder) throw taken(input.name);
+      const [claims] = await tx
+        .select({ n: count() })
+        .from(domains)
+        .where(and(eq(domains.workspaceId, actor.workspaceId), eq(domains.verified, false)));
+      if (claims.n >= MAX_UNVERIFIED_DOMAINS) {
+        throw new AppError("DOMAIN_LIMIT", { message: `at most ${MAX_UNVERIFIED_DOMAINS} unverified domains per workspace` });
+      }
+      const [inserted] = await tx
+        .insert(domains)
+        .values({
+          id: newLinkId(),
+          workspaceId: actor.workspaceId,
+          name: input.name,
+          verificationValue: `links-verify=${randomString(24, BASE62)}`,
+          createdAt: now,
+        })
+        .returning();
+      return inserted;
+    });
     return toDomainDto(row);
   } catch (e) {
-    if (isUniqueViolation(e, "domains_name_idx")) throw new AppError("DOMAIN_TAKEN", { message: `${input.name} is taken` });
+    // Verified elsewhere between the look and the insert cannot happen (a claim is never verified on
+    // insert), but this workspace's own claim can race in from a second request.
+    if (isUniqueViolation(e, "domains_workspace_name_idx")) throw taken(input.name);
     throw e;
   }
 }
 
-/** A domain of the actor's workspace, or 404 (another workspace's too). */
+/** A live domain of the actor's workspace, or 404 (another workspace's, and a lapsed claim, too). */
 async function findOwnDomain(db: DbOrTx, actor: Actor, id: string, lock?: "update" | "share"): Promise<DomainRow> {
   const q = db
     .select()
     .from(domains)
-    .where(and(eq(domains.id, id), eq(domains.workspaceId, actor.workspaceId)))
+    .where(and(eq(domains.id, id), eq(domains.workspaceId, actor.workspaceId), live(Date.now())))
     .limit(1);
   const [row] = lock ? await q.for(lock) : await q;
   if (!row) throw notFound();
@@ -79,21 +124,40 @@ async function findOwnDomain(db: DbOrTx, actor: Actor, id: string, lock?: "updat
 export async function verifyDomain(app: AppServices, actor: Actor, id: string): Promise<DomainDto> {
   const row = await findOwnDomain(app.db, actor, id);
   if (row.verified) return toDomainDto(row);
+  // Verified by another workspace already: no look-up can change that.
+  if (await verifiedElsewhere(app.db, row)) throw taken(row.name);
   const { records, error } = await lookupTxt(verificationName(row.name), { servers: app.config.dnsServers });
   if (!records.includes(row.verificationValue)) {
     if (error && error !== "ENODATA" && error !== "ENOTFOUND") app.log.info({ domain: row.name, dns: error }, "domain verification: DNS did not answer");
     return toDomainDto(row);
   }
-  const [done] = await app.db
-    .update(domains)
-    .set({ verified: true, verifiedAt: Date.now() })
-    .where(and(eq(domains.id, row.id), eq(domains.verified, false)))
-    .returning();
+  let done: DomainRow | undefined;
+  try {
+    // The claim must still be live: one that lapsed during the look-up is gone (404 below).
+    [done] = await app.db
+      .update(domains)
+      .set({ verified: true, verifiedAt: Date.now() })
+      .where(and(eq(domains.id, row.id), eq(domains.verified, false), live(Date.now())))
+      .returning();
+  } catch (e) {
+    // Another workspace's claim of the same name was verified meanwhile: one owner per name.
+    if (isUniqueViolation(e, "domains_verified_name_idx")) throw taken(row.name);
+    throw e;
+  }
   // A miss for this host may be cached here and on other instances.
   await app.invalidateDomains();
   // Verified meanwhile by a parallel call: that one's time stands.
   return toDomainDto(done ?? (await findOwnDomain(app.db, actor, id)));
 }
+
+const verifiedElsewhere = async (db: DbOrTx, row: DomainRow) =>
+  (
+    await db
+      .select({ id: domains.id })
+      .from(domains)
+      .where(and(eq(domains.name, row.name), eq(domains.verified, true), ne(domains.id, row.id)))
+      .limit(1)
+  ).length > 0;
 
 /** Hosts a domain's not-found page must not be on: the domain itself and the redirect domain (it could send visitors round in circles). */
 const notFoundUrlIssues = (config: Config, domainName: string, url: unknown): FieldIssue[] =>
@@ -152,7 +216,7 @@ export async function usableDomain(tx: DbOrTx, workspaceId: string, name: string
   const [row] = await tx
     .select()
     .from(domains)
-    .where(and(eq(domains.name, name), eq(domains.workspaceId, workspaceId)))
+    .where(and(eq(domains.name, name), eq(domains.workspaceId, workspaceId), live(Date.now())))
     .limit(1)
     .for("share");
   const problem = domainProblem(name, row);
@@ -172,7 +236,7 @@ export async function domainIssue(db: DbOrTx, workspaceId: string, name: string)
   const [row] = await db
     .select()
     .from(domains)
-    .where(and(eq(domains.name, name), eq(domains.workspaceId, workspaceId)))
+    .where(and(eq(domains.name, name), eq(domains.workspaceId, workspaceId), live(Date.now())))
     .limit(1);
   return domainProblem(name, row);
 }

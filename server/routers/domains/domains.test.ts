@@ -85,16 +85,97 @@ describe("POST /domains", () => {
     expect((await addDomain(long)).name).toBe(long);
   });
 
-  it("409 DOMAIN_TAKEN when any workspace uses the name, and nothing is stored", async () => {
+  it("409 DOMAIN_TAKEN when the workspace has the name already, and nothing is stored", async () => {
     const name = uniqueName();
     await addDomain(name);
     const same = await req("POST", "/domains", { name });
     expect(same.status).toBe(409);
     expect(same.json).toEqual({ error: "DOMAIN_TAKEN" });
-    const other = await req("POST", "/domains", { name }, bob.auth);
+    expect((await storedNames()).filter((n) => n === name)).toHaveLength(1);
+  });
+
+  it("a name is taken only once verified: another workspace's unverified claim keeps nobody out, the verifier owns it, then 409 DOMAIN_TAKEN for everyone else", async () => {
+    const name = uniqueName("squat");
+    const squatter = await addDomain(name, bob.auth);
+    // The real owner adds it anyway, publishes its own record and verifies: the name is theirs.
+    const owner = await verifiedDomain(name);
+    expect(owner.name).toBe(name);
+    // The squatter's claim can no longer be verified, even with the owner's record value served for it.
+    dns.txt.set(squatter.verification.name, [owner.verification.value, squatter.verification.value]);
+    const late = await req("POST", `/domains/${squatter.id}/verify`, undefined, bob.auth);
+    expect(late.status).toBe(409);
+    expect(late.json).toEqual({ error: "DOMAIN_TAKEN" });
+    expect((await t.app.db.select().from(domains).where(eq(domains.id, squatter.id)))[0].verified).toBe(false);
+    // New claims of a verified name: 409, nothing stored.
+    const carol = await t.user();
+    const other = await req("POST", "/domains", { name }, carol.auth);
     expect(other.status).toBe(409);
     expect(other.json).toEqual({ error: "DOMAIN_TAKEN" });
-    expect((await storedNames()).filter((n) => n === name)).toHaveLength(1);
+    expect((await storedNames()).filter((n) => n === name)).toHaveLength(2);
+  });
+
+  it("two workspaces verifying the same name at once: one owner, the other 409 DOMAIN_TAKEN", async () => {
+    const name = uniqueName("race");
+    const [a, b] = [await addDomain(name), await addDomain(name, bob.auth)];
+    dns.txt.set(a.verification.name, [a.verification.value, b.verification.value]);
+    const answers = await Promise.all([req("POST", `/domains/${a.id}/verify`), req("POST", `/domains/${b.id}/verify`, undefined, bob.auth)]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(answers.find((r) => r.status === 200)!.json.verified).toBe(true);
+    const verified = await t.app.db.select().from(domains).where(eq(domains.name, name));
+    expect(verified.filter((d) => d.verified)).toHaveLength(1);
+  });
+
+  it("unverified claims expire 7 days after they were added: gone from the list, 404 by id (verify too), the name free to claim again", async () => {
+    const carol = await t.user();
+    const name = uniqueName("old");
+    const d = await addDomain(name, carol.auth);
+    const kept = await addDomain(uniqueName("new"), carol.auth);
+    const eightDaysAgo = Date.now() - 8 * 24 * 3600 * 1000;
+    await t.app.db.update(domains).set({ createdAt: eightDaysAgo }).where(eq(domains.id, d.id));
+    expect((await req("GET", "/domains", undefined, carol.auth)).json.domains.map((x: Domain) => x.id)).toEqual([kept.id]);
+    dns.txt.set(d.verification.name, [d.verification.value]);
+    const verify = await req("POST", `/domains/${d.id}/verify`, undefined, carol.auth);
+    expect(verify.status).toBe(404);
+    expect(verify.json).toEqual({ error: "NOT_FOUND" });
+    expect((await req("PATCH", `/domains/${d.id}`, { not_found_url: null }, carol.auth)).status).toBe(404);
+    expect((await req("DELETE", `/domains/${d.id}`, undefined, carol.auth)).status).toBe(404);
+    // Not usable for links either.
+    const link = await req("POST", "/links", { url: "https://dest.example/x", domain: name }, carol.auth);
+    expect(link.status).toBe(400);
+    expect(link.json.fields.domain.join(" ")).toMatch(/not a domain of this workspace/);
+    // The same workspace may claim it again: a new claim with a new record value.
+    const again = await addDomain(name, carol.auth);
+    expect(again.id).not.toBe(d.id);
+    expect(again.verification.value).not.toBe(d.verification.value);
+    expect((await t.app.db.select().from(domains).where(eq(domains.id, d.id))).length).toBe(0);
+    // A verified domain never expires.
+    const v = await verifiedDomain(uniqueName("kept"), carol.auth);
+    await t.app.db.update(domains).set({ createdAt: eightDaysAgo }).where(eq(domains.id, v.id));
+    expect((await req("GET", "/domains", undefined, carol.auth)).json.domains.map((x: Domain) => x.id)).toContain(v.id);
+  });
+
+  it("at most 20 unverified domains per workspace: the 21st answers 409 DOMAIN_LIMIT and is not stored; verified and expired ones do not count", async () => {
+    const dave = await t.user({ plan: "pro" });
+    const first = [];
+    for (let i = 0; i < 20; i++) first.push(await addDomain(uniqueName(`lim${i}`), dave.auth));
+    const name = uniqueName("over");
+    const over = await req("POST", "/domains", { name }, dave.auth);
+    expect(over.status).toBe(409);
+    expect(over.json).toEqual({ error: "DOMAIN_LIMIT" });
+    expect(await storedNames()).not.toContain(name);
+    // Verifying one frees its slot...
+    dns.txt.set(first[0].verification.name, [first[0].verification.value]);
+    expect((await req("POST", `/domains/${first[0].id}/verify`, undefined, dave.auth)).json.verified).toBe(true);
+    await addDomain(uniqueName("v"), dave.auth);
+    expect((await req("POST", "/domains", { name: uniqueName("full") }, dave.auth)).json).toEqual({ error: "DOMAIN_LIMIT" });
+    // ...and so does one that expired.
+    await t.app.db
+      .update(domains)
+      .set({ createdAt: Date.now() - 8 * 24 * 3600 * 1000 })
+      .where(eq(domains.id, first[1].id));
+    await addDomain(uniqueName("e"), dave.auth);
+    // Another workspace has its own 20.
+    await addDomain(uniqueName("other"), bob.auth);
   });
 
   const bad: [string, unknown, RegExp][] = [
@@ -526,7 +607,10 @@ describe("/openapi.json", () => {
     const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).sort();
     expect(statuses("/domains", "get")).toEqual(["200", "401", "429", "500", "503"]);
     expect(statuses("/domains", "post")).toEqual(["201", "400", "401", "409", "413", "429", "500", "503"]);
-    expect(statuses("/domains/{id}/verify", "post")).toEqual(["200", "400", "401", "404", "413", "429", "500", "503"]);
+    expect(statuses("/domains/{id}/verify", "post")).toEqual(["200", "400", "401", "404", "409", "413", "429", "500", "503"]);
+    expect(doc.paths["/domains"].post.description).toMatch(/DOMAIN_LIMIT/);
+    expect(doc.paths["/domains/{id}/verify"].post.description).toMatch(/DOMAIN_TAKEN/);
+    expect(doc.paths["/domains"].post.responses["409"].description).toMatch(/DOMAIN_LIMIT/);
     expect(statuses("/domains/{id}", "patch")).toEqual(["200", "400", "401", "404", "413", "429", "500", "503"]);
     expect(statuses("/domains/{id}", "delete")).toEqual(["204", "400", "401", "404", "409", "429", "500", "503"]);
     const domain = doc.paths["/domains"].post.responses["201"].content["application/json"].schema;

@@ -23,7 +23,9 @@ export const domainRouter = router({
         "/domains",
         "Add a domain",
         "Adds a branded domain, unverified. `name` is a lower-case host name (an internationalised name as punycode, `xn--…`), at least two labels, at most 253 characters, " +
-          "not an IP address and not one of this service's own hosts. Publish the TXT record of `verification`, then verify. A name any workspace already uses answers 409 DOMAIN_TAKEN.",
+          "not an IP address and not one of this service's own hosts. Publish the TXT record of `verification`, then verify: a name belongs to the workspace that verifies it, " +
+          "and several workspaces may claim a name nobody has verified yet. An unverified domain lapses 7 days after it was added (gone from the list, 404 by id). " +
+          "409 DOMAIN_TAKEN: another workspace verified the name, or this one has it already. 409 DOMAIN_LIMIT: the workspace already has 20 unverified domains.",
       ),
       successStatus: 201,
       errors: [409],
@@ -34,14 +36,16 @@ export const domainRouter = router({
     .mutation(({ ctx, input }) => createDomain(ctx.app, ctx.actor, input)),
 
   verify: authedProcedure
-    .meta(
-      api(
+    .meta({
+      ...api(
         "POST",
         "/domains/{id}/verify",
         "Verify a domain",
-        "Looks up the TXT record at `verification.name`: when one equals `verification.value`, the domain is verified and serves links from then on; otherwise `verified` stays false. A verified domain stays verified.",
+        "Looks up the TXT record at `verification.name`: when one equals `verification.value`, the domain is verified and serves links from then on; otherwise `verified` stays false. A verified domain stays verified. " +
+          "409 DOMAIN_TAKEN when another workspace verified the name first; 404 for a claim that lapsed (unverified 7 days after it was added).",
       ),
-    )
+      errors: [409],
+    })
     .input(domainIdInput)
     .output(contract(domainOutput))
     .mutation(({ ctx, input }) => verifyDomain(ctx.app, ctx.actor, input.id)),
