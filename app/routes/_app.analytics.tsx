@@ -1,9 +1,12 @@
-import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { redirect, type AppLoadContext, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
 import { Form, Link, useLoaderData, useLocation } from "@remix-run/react";
 import { ClicksChart } from "../components/ClicksChart";
+import { LinkPicker } from "../components/LinkPicker";
+import { FieldErrors, FormAlert, fieldErrors } from "../components/ui";
 import { PageHeader } from "../components/ui";
 import { FILTERS, knownZone, NONE, RANGES, viewRange, withParam, type FilterKey } from "../lib/dashboard";
-import { load } from "../lib/errors.server";
+import { fieldError, formError, load } from "../lib/errors.server";
+import type { FormError } from "../lib/messages";
 import { formatNumber } from "../lib/format";
 import { useCountryName } from "../lib/hydrated";
 import { requireActor } from "../lib/session.server";
@@ -24,32 +27,79 @@ function zoneOf(request: Request, sp: URLSearchParams): string {
   return knownZone(cookie) ? cookie : "UTC";
 }
 
+/** Fields of the range form that a bad value marks in place; anything else still answers its error page. */
+const FORM_FIELDS: Record<string, string> = { from: "from", to: "to", interval: "interval", link_id: "link" };
+
+type DashboardArgs = Parameters<AppLoadContext["caller"]["analytics"]["dashboard"]>[0];
+
+/**
+ * The picker's text without JavaScript (`link_q`): empty is every link, a slug or a single match
+ * is that link (the URL then names it by id), several matches are offered to choose from.
+ */
+async function resolveTyped(context: AppLoadContext, request: Request, sp: URLSearchParams) {
+  const typed = sp.get("link_q");
+  if (typed === null) return null;
+  const q = typed.trim().toLowerCase();
+  const next = new URLSearchParams(sp);
+  next.delete("link_q");
+  if (q) {
+    const current = sp.get("link");
+    const { links } = await load(request, () => context.caller.link.suggest({ q: q.slice(0, 200), limit: 10 }));
+    const match = links.find((l) => l.slug === q) ?? (links.length === 1 ? links[0] : undefined);
+    if (current && links.some((l) => l.id === current && l.slug === q)) next.set("link", current);
+    else if (match) next.set("link", match.id);
+    else return { typed, choices: links.map((l) => ({ id: l.id, slug: l.slug, url: l.url })) };
+  } else next.delete("link");
+  const s = next.toString();
+  throw redirect(`${new URL(request.url).pathname}${s ? `?${s}` : ""}`);
+}
+
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
   const sp = new URL(request.url).searchParams;
+  const typed = await resolveTyped(context, request, sp);
   const tz = zoneOf(request, sp);
   const range = viewRange(sp, knownZone(tz) ? tz : "UTC");
-  const linkId = sp.get("link") || undefined;
+  let linkId = typed ? undefined : sp.get("link") || undefined;
   const filters: Record<string, string> = {};
   for (const [k] of FILTERS) {
     const v = sp.get(k);
     if (k !== "link" && v !== null && v !== "") filters[k] = v;
   }
-  const interval = sp.get("interval") || undefined;
-  const [{ links }, d] = await Promise.all([
-    load(request, () => context.caller.link.list({})),
-    load(request, () =>
-      context.caller.analytics.dashboard({ tz, from: range.from, to: range.to, interval: interval as "hour" | "day" | undefined, link_id: linkId, ...filters }),
-    ),
-  ]);
+  let interval = sp.get("interval") || undefined;
+  const args: DashboardArgs = { tz, from: range.from, to: range.to, interval: interval as "hour" | "day" | undefined, link_id: linkId, ...filters };
+  let problem: FormError | null = typed
+    ? fieldError({
+        link: [typed.choices.length ? `${typed.choices.length} links match “${typed.typed.trim()}”: choose one` : `no link matches “${typed.typed.trim()}”`],
+      })
+    : null;
+  let d: Awaited<ReturnType<AppLoadContext["caller"]["analytics"]["dashboard"]>>;
+  try {
+    d = await context.caller.analytics.dashboard(args);
+  } catch (e) {
+    // A bad range, interval or link keeps the page: the field is marked, and the default view shows meanwhile.
+    const err = formError(e);
+    const names = Object.keys(err.fields ?? {});
+    if (!names.length || names.some((n) => !(n in FORM_FIELDS))) return load(request, () => Promise.reject(e));
+    problem = { ...err, fields: Object.fromEntries(names.map((n) => [FORM_FIELDS[n], err.fields![n]])) };
+    const fallback = viewRange(new URLSearchParams(), knownZone(tz) ? tz : "UTC");
+    if (names.includes("link_id")) linkId = undefined;
+    if (names.includes("interval")) interval = undefined;
+    const retry: DashboardArgs = { ...args, link_id: linkId, interval: interval as "hour" | "day" | undefined };
+    if (names.includes("from") || names.includes("to")) Object.assign(retry, { from: fallback.from, to: fallback.to });
+    d = await load(request, () => context.caller.analytics.dashboard(retry));
+  }
   // Unique visitors per UTC day (a visitor key lasts one UTC day), over the view's link and time.
-  const { days } = await load(request, () =>
-    context.caller.analytics.daily({ ...(linkId ? { link_id: linkId } : {}), from: String(d.from), to: String(d.to) }),
-  );
-  const link = linkId ? (links.find((l) => l.id === linkId) ?? (await load(request, () => context.caller.link.get({ id: linkId })))) : null;
+  const [{ days }, link] = await Promise.all([
+    load(request, () => context.caller.analytics.daily({ ...(linkId ? { link_id: linkId } : {}), from: String(d.from), to: String(d.to) })),
+    linkId ? load(request, () => context.caller.link.get({ id: linkId })) : null,
+  ]);
   return {
-    links: links.map((l) => ({ id: l.id, slug: l.slug })),
     link: link ? { id: link.id, slug: link.slug, short_url: link.short_url } : null,
+    // The values as typed, so a marked field still shows what was wrong.
+    typedRange: { from: sp.get("from") ?? "", to: sp.get("to") ?? "" },
+    problem,
+    choices: typed?.choices ?? [],
     preset: range.preset,
     explicitTz: sp.get("tz"),
     interval: interval ?? "",
@@ -75,9 +125,13 @@ const FILTER_NAME = Object.fromEntries(FILTERS) as Record<FilterKey, string>;
 const percent = (n: number) => `${n > 0 ? "+" : n < 0 ? "−" : "±"}${Math.abs(n).toLocaleString("en", { maximumFractionDigits: 1 })}%`;
 
 export default function Analytics() {
-  const { d, days, link, links, preset, explicitTz, interval, filters, exportQuery } = useLoaderData<typeof loader>();
+  const { d, days, link, preset, explicitTz, interval, filters, exportQuery, problem, typedRange, choices } = useLoaderData<typeof loader>();
   const location = useLocation();
   const sp = new URLSearchParams(location.search);
+  // The picker's unresolved text is not part of any view the page links to.
+  sp.delete("link_q");
+  const errs = (name: string) => fieldErrors(problem, name);
+  const marked = (name: string) => (errs(name).length ? { "aria-invalid": true, "aria-describedby": `${name}-err` } : {});
   const countryName = useCountryName();
   const label = (key: FilterKey, value: string | null, fallback: string) =>
     key === "country" && value ? `${countryName(value)} (${value})` : key === "link" && link && value === link.id ? link.slug : fallback;
@@ -97,26 +151,31 @@ export default function Analytics() {
         </a>
       </PageHeader>
 
+      <FormAlert error={problem} className="mb-4" />
       <Form method="get" className="card mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-[1fr_1fr_1fr_1fr_1fr_auto] lg:items-end">
         {/* The breakdown filters and an explicit zone ride along when the form is applied. */}
         {Object.entries(filters).map(([k, v]) => (
           <input key={k} type="hidden" name={k} value={v} />
         ))}
         {explicitTz !== null ? <input type="hidden" name="tz" value={explicitTz} /> : null}
-        <div>
-          <label htmlFor="link" className="label">
-            Link
-          </label>
-          <select id="link" name="link" className="input" defaultValue={link?.id ?? ""}>
-            <option value="">All links</option>
-            {link && !links.some((l) => l.id === link.id) ? <option value={link.id}>{link.slug}</option> : null}
-            {links.map((l) => (
-              <option key={l.id} value={l.id}>
-                {l.slug}
-              </option>
-            ))}
-          </select>
-        </div>
+        <LinkPicker
+          selected={link ? { id: link.id, slug: link.slug } : null}
+          errors={errs("link")}
+          choices={
+            choices.length ? (
+              <ul className="mt-1 space-y-0.5 text-sm" aria-label="Matching links" data-testid="link-choices">
+                {choices.map((c) => (
+                  <li key={c.id}>
+                    <Link to={withParam(sp, "link", c.id)} className="font-mono">
+                      {c.slug}
+                    </Link>{" "}
+                    <span className="text-xs text-slate-700 dark:text-slate-300">{c.url}</span>
+                  </li>
+                ))}
+              </ul>
+            ) : null
+          }
+        />
         <div>
           <label htmlFor="range" className="label">
             Range
@@ -133,23 +192,40 @@ export default function Analytics() {
           <label htmlFor="from" className="label">
             From
           </label>
-          <input id="from" name="from" type="date" className="input" defaultValue={preset === "custom" ? d.from_day : ""} />
+          <input
+            id="from"
+            name="from"
+            type="date"
+            className="input"
+            defaultValue={errs("from").length ? typedRange.from : preset === "custom" ? d.from_day : ""}
+            {...marked("from")}
+          />
+          <FieldErrors id="from-err" errors={errs("from")} />
         </div>
         <div>
           <label htmlFor="to" className="label">
             To
           </label>
-          <input id="to" name="to" type="date" className="input" defaultValue={preset === "custom" ? d.to_day : ""} />
+          <input
+            id="to"
+            name="to"
+            type="date"
+            className="input"
+            defaultValue={errs("to").length ? typedRange.to : preset === "custom" ? d.to_day : ""}
+            {...marked("to")}
+          />
+          <FieldErrors id="to-err" errors={errs("to")} />
         </div>
         <div>
           <label htmlFor="interval" className="label">
             Points
           </label>
-          <select id="interval" name="interval" className="input" defaultValue={interval}>
+          <select id="interval" name="interval" className="input" defaultValue={interval} {...marked("interval")}>
             <option value="">Automatic</option>
             <option value="hour">Hourly</option>
             <option value="day">Daily</option>
           </select>
+          <FieldErrors id="interval-err" errors={errs("interval")} />
         </div>
         <button type="submit" className="btn-secondary">
           Apply
