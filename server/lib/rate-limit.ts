@@ -4,17 +4,27 @@ import { AppError } from "../domain/errors";
 import type { Actor, ResponseSink } from "../domain/types";
 import type { Metrics } from "./metrics";
 
-/** Every limit of service.md and decisions, in one place. */
+/** Every rate limit of the service, in one place. */
 export const LIMITS = {
   tokenFree: { points: 100, duration: 3600 },
   tokenPro: { points: 10_000, duration: 3600 },
+  /** The same budgets for a signed-in user's writes (see planLimit: a session's reads are not counted). */
+  sessionWritesFree: { points: 100, duration: 3600 },
+  sessionWritesPro: { points: 10_000, duration: 3600 },
   anonymousCreate: { points: 30, duration: 3600 },
   reportPerAddress: { points: 10, duration: 3600 },
   reportPerSlug: { points: 20, duration: 3600 },
   passwordPerAddress: { points: 10, duration: 900 },
   passwordPerLink: { points: 100, duration: 900 },
-  signInPerEmail: { points: 5, duration: 900 },
+  /** Code mails one client address may ask for, to any e-mail addresses. */
   signInPerAddress: { points: 30, duration: 3600 },
+  /** Code mails one client address may ask for one e-mail address. */
+  signInPerEmailAndAddress: { points: 5, duration: 900 },
+  /**
+   * Code mails to one e-mail address from every client address together, against mail floods. One
+   * client address alone sends at most 20 an hour to an address (the limit above), far from this.
+   */
+  signInPerEmail: { points: 100, duration: 3600 },
   /** Invitation mails a workspace may send in an hour (each one is a mail to an address the owner typed). */
   invitesPerWorkspace: { points: 50, duration: 3600 },
   /** Share-card images a client address may fetch in a minute, and how many of them may need a render. */
@@ -85,20 +95,53 @@ export async function check(limits: RateLimits, name: LimitName, key: string): P
   if (res && res.remainingPoints <= 0) throw rateLimited(res);
 }
 
-/** Token requests per hour by plan, with RateLimit-* headers on every token answer. */
-export async function consumeTokenRequest(app: { limits: RateLimits; metrics?: Metrics }, sink: ResponseSink, actor: Actor): Promise<void> {
-  const name: LimitName = actor.plan === "pro" ? "tokenPro" : "tokenFree";
-  const limit = LIMITS[name].points;
+/**
+ * Whether a code may be mailed to `email` at the request of client address `requester` (sign-in,
+ * e-mail change). Past the requester's own limits (in total, and for this e-mail address) it throws
+ * 429. Past the e-mail address's cap over every requester it answers false: no mail, and the caller
+ * answers as if it had sent one, so the answer says nothing about the address. Counting per requester
+ * first means that starts sent by someone else for an address do not stop its owner getting a code.
+ */
+export async function consumeCodeMail(limits: RateLimits, requester: string, email: string): Promise<boolean> {
+  await consume(limits, "signInPerAddress", requester);
+  await consume(limits, "signInPerEmailAndAddress", `${requester} ${email}`);
+  try {
+    await limits.get("signInPerEmail").consume(email, 1);
+    return true;
+  } catch (e) {
+    if (e instanceof RateLimiterRes) return false;
+    throw e;
+  }
+}
+
+/**
+ * The plan's limit a request counts against, or null when it is not counted. A token counts every
+ * request, per token. A session counts only its writes, per user: a dashboard page reads many things
+ * at once (a read budget of 100 an hour would stop an ordinary visit), while writes are what use up
+ * shared things such as the generated-slug namespace; so a script cannot get around the limit by
+ * using a browser's cookie. Operators' sessions (admins reviewing reports) are not counted.
+ */
+export function planLimit(actor: Actor, write: boolean): { name: LimitName; key: string } | null {
+  if (actor.via === "token") return { name: actor.plan === "pro" ? "tokenPro" : "tokenFree", key: actor.tokenId! };
+  if (!write || actor.isAdmin) return null;
+  return { name: actor.plan === "pro" ? "sessionWritesPro" : "sessionWritesFree", key: actor.userId };
+}
+
+/** Counts the request against the caller's plan (planLimit), with RateLimit-* headers on every counted answer. */
+export async function consumePlanRequest(app: { limits: RateLimits; metrics?: Metrics }, sink: ResponseSink, actor: Actor, write: boolean): Promise<void> {
+  const limit = planLimit(actor, write);
+  if (!limit) return;
+  const { name, key } = limit;
   let res: RateLimiterRes;
   let over = false;
   try {
-    res = await app.limits.get(name).consume(actor.tokenId!, 1);
+    res = await app.limits.get(name).consume(key, 1);
   } catch (e) {
     if (!(e instanceof RateLimiterRes)) throw e;
     res = e;
     over = true;
   }
-  sink.setHeader("RateLimit-Limit", String(limit));
+  sink.setHeader("RateLimit-Limit", String(LIMITS[name].points));
   sink.setHeader("RateLimit-Remaining", String(Math.max(0, res.remainingPoints)));
   sink.setHeader("RateLimit-Reset", String(retryAfterSeconds(res)));
   if (over) {

@@ -2,7 +2,7 @@ import { and, count, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { apiTokens, domains, emailCodes, importJobs, links, linktreeItems, linktrees, memberships, sessions, users, workspaces } from "../../../db/schema";
 import { AppError, isUniqueViolation, notFound } from "../../domain/errors";
-import { consume } from "../../lib/rate-limit";
+import { consumeCodeMail } from "../../lib/rate-limit";
 import { normalizeEmail } from "../../lib/users";
 import { checkNoLoops } from "../links/links.service";
 import { linkCacheKey } from "../../core/lookup";
@@ -50,8 +50,8 @@ export async function setAvatar(app: AppServices, actor: Actor, avatarUrl: strin
 export async function startEmailChange(ctx: Context, userId: string, newEmail: string): Promise<void> {
   const { app } = ctx;
   const email = normalizeEmail(newEmail);
-  await consume(app.limits, "signInPerAddress", ctx.req.ip);
-  await consume(app.limits, "signInPerEmail", email);
+  // Past the address's cap over every caller: the same answer, without a mail (as for sign-in).
+  if (!(await consumeCodeMail(app.limits, ctx.req.ip, email))) return;
   const code = await createEmailCode(app.db, app.config.sessionSecret, { email, purpose: "email_change", userId });
   await app.mail.send(codeMail(email, code, "email_change"));
 }

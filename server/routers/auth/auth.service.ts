@@ -1,32 +1,43 @@
 import { eq } from "drizzle-orm";
 import { users } from "../../../db/schema";
 import { isUniqueViolation } from "../../domain/errors";
-import { consume } from "../../lib/rate-limit";
+import { consumeCodeMail } from "../../lib/rate-limit";
 import { createUserWithWorkspace, normalizeEmail } from "../../lib/users";
 import type { Context } from "../../trpc/context";
 import { getAccount } from "../account/account.service";
 import type { AccountDto } from "../account/account.schema";
 import { startLoginSession } from "../sessions/sessions.service";
 import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "./email-codes";
+import { beginPendingSignIn, endPendingSignIn, pendingSignInHash } from "./pending-sign-in";
 
 /**
- * Mails a sign-in code. Known and unknown addresses take the same path (no account oracle):
- * sign-up and sign-in are one flow, the account is made on the first verify.
+ * Mails a sign-in code, bound to the calling browser's pending sign-in (its cookie). Known and
+ * unknown addresses take the same path (no account oracle): sign-up and sign-in are one flow, the
+ * account is made on the first verify. Only the caller's own send limits answer 429; past the
+ * address's cap over every caller the answer is the same, without a mail.
  */
 export async function startSignIn(ctx: Context, rawEmail: string): Promise<void> {
   const { app } = ctx;
   const email = normalizeEmail(rawEmail);
-  await consume(app.limits, "signInPerAddress", ctx.req.ip);
-  await consume(app.limits, "signInPerEmail", email);
-  const code = await createEmailCode(app.db, app.config.sessionSecret, { email, purpose: "sign_in" });
+  const allowed = await consumeCodeMail(app.limits, ctx.req.ip, email);
+  const pendingHash = beginPendingSignIn(ctx);
+  if (!allowed) {
+    app.metrics.rateLimited.inc({ limit: "signInPerEmail" });
+    app.log.warn("sign-in code not mailed: the e-mail address's hourly cap is reached");
+    return;
+  }
+  const code = await createEmailCode(app.db, app.config.sessionSecret, { email, purpose: "sign_in", pendingHash });
   await app.mail.send(codeMail(email, code, "sign_in"));
 }
 
 export async function verifySignIn(ctx: Context, rawEmail: string, code: string): Promise<AccountDto> {
   const { app } = ctx;
   const email = normalizeEmail(rawEmail);
+  // A browser that asked for no code has none to try: nothing is read or counted.
+  const pendingHash = pendingSignInHash(ctx);
+  if (!pendingHash) throw invalidCode();
   const userId = await app.db.transaction(async (tx) => {
-    const match = await consumeEmailCode(tx, app.config.sessionSecret, { purpose: "sign_in", email }, code);
+    const match = await consumeEmailCode(tx, app.config.sessionSecret, { purpose: "sign_in", email, pendingHash }, code);
     if (!match) return null;
     const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email));
     if (existing) return existing.id;
@@ -40,6 +51,7 @@ export async function verifySignIn(ctx: Context, rawEmail: string, code: string)
     }
   });
   if (!userId) throw invalidCode(); // after commit, so the wrong try counts
+  endPendingSignIn(ctx);
   await startLoginSession(ctx, userId);
   return getAccount(app.db, userId);
 }

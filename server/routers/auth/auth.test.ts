@@ -1,10 +1,10 @@
-import { randomInt } from "node:crypto";
+import { createHash, randomInt } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emailCodes, users, workspaces } from "../../../db/schema";
 import { createTestApp, createTestServer, freePort, http, type TestServer } from "../../test/harness";
-import { latestCode, outbox, sessionCookieOf, signIn, uniqueEmail } from "./sign-in.test-helper";
+import { latestCode, outbox, pendingCookieOf, sessionCookieOf, signIn, uniqueEmail } from "./sign-in.test-helper";
 
 let t: TestServer;
 // TRUST_PROXY lets each test come from its own address, so the per-address limit is tested on purpose only.
@@ -15,9 +15,25 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const start = (email: string, headers: Record<string, string> = fromAddress()) => http(`${t.api}/auth/start`, { method: "POST", json: { email }, headers });
-const verify = (email: string, code: string, headers: Record<string, string> = fromAddress()) =>
-  http(`${t.api}/auth/verify`, { method: "POST", json: { email, code }, headers });
+/**
+ * The pending-sign-in cookie of the last start for each address: `verify` sends it unless the test
+ * gives a cookie of its own, so by default a test's verify comes from the browser that asked.
+ */
+const pendingOf = new Map<string, string>();
+const start = async (email: string, headers: Record<string, string> = fromAddress()) => {
+  const r = await http(`${t.api}/auth/start`, { method: "POST", json: { email }, headers });
+  const pending = pendingCookieOf(r.headers);
+  if (pending) pendingOf.set(email.toLowerCase(), pending);
+  return r;
+};
+const verify = (email: string, code: string, headers: Record<string, string> = {}) => {
+  const pending = pendingOf.get(email.toLowerCase());
+  return http(`${t.api}/auth/verify`, {
+    method: "POST",
+    json: { email, code },
+    headers: { ...fromAddress(), ...(pending ? { cookie: pending } : {}), ...headers },
+  });
+};
 const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, "0");
 
 describe("sign-in by e-mail code", () => {
@@ -183,12 +199,15 @@ describe("sign-in by e-mail code", () => {
     expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
-  it("limits sign-in starts per e-mail address with 429 RATE_LIMITED", async () => {
+  it("limits sign-in starts per e-mail address and client address with 429 RATE_LIMITED", async () => {
     const email = uniqueEmail();
-    for (let i = 0; i < 5; i++) expect((await start(email)).status).toBe(204);
-    const r = await start(email);
+    const headers = fromAddress();
+    for (let i = 0; i < 5; i++) expect((await start(email, headers)).status).toBe(204);
+    const r = await start(email, headers);
     expect(r.status).toBe(429);
+    expect(r.json).toEqual({ error: "RATE_LIMITED" });
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(outbox(t, email)).toHaveLength(5);
   });
 
   it("refuses sign-in requests sent from another site's page", async () => {
@@ -205,6 +224,118 @@ describe("sign-in by e-mail code", () => {
   it("is not part of the public API document", async () => {
     const doc = (await http(`${t.api}/openapi.json`)).json;
     expect(Object.keys(doc.paths).filter((p) => p.startsWith("/auth"))).toEqual([]);
+  });
+});
+
+describe("a sign-in code belongs to the browser that asked for it", () => {
+  const liveCodes = (email: string) =>
+    t.app.db
+      .select({ attempts: emailCodes.attempts, usedAt: emailCodes.usedAt, pendingHash: emailCodes.pendingHash })
+      .from(emailCodes)
+      .where(eq(emailCodes.email, email));
+
+  it("POST /auth/start sets an httpOnly pending-sign-in cookie for the code's 10 minutes, and only its hash is stored with the code", async () => {
+    const email = uniqueEmail();
+    const r = await start(email);
+    expect(r.status).toBe(204);
+    const set = r.headers.getSetCookie().find((c) => c.startsWith("app_signin="))!;
+    expect(set).toMatch(/HttpOnly/i);
+    expect(set).toMatch(/SameSite=Lax/i);
+    expect(set).toMatch(/Path=\//);
+    expect(set).toMatch(/Max-Age=600/);
+    const value = set.split(";")[0].slice("app_signin=".length);
+    expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const [row] = await liveCodes(email);
+    expect(row.pendingHash).toBe(createHash("sha256").update(value).digest("hex"));
+    expect(JSON.stringify(await t.app.db.select().from(emailCodes).where(eq(emailCodes.email, email)))).not.toContain(value);
+  });
+
+  it("refuses the right code from a browser without the pending cookie, or with another one, with 400 INVALID_CODE; the owner's code still works", async () => {
+    const email = uniqueEmail();
+    await start(email);
+    const code = latestCode(t, email);
+    const other = pendingCookieOf((await http(`${t.api}/auth/start`, { method: "POST", json: { email: uniqueEmail() }, headers: fromAddress() })).headers)!;
+    for (const cookie of ["", other, "app_signin=forged"]) {
+      const r = await verify(email, code, { cookie });
+      expect(r.status).toBe(400);
+      expect(r.json).toEqual({ error: "INVALID_CODE", fields: { code: [expect.any(String)] } });
+      expect(sessionCookieOf(r.headers)).toBeNull();
+    }
+    expect(await liveCodes(email)).toEqual([expect.objectContaining({ attempts: 0, usedAt: null })]);
+    expect((await verify(email, code)).status).toBe(200);
+  });
+
+  it("wrong guesses from another browser neither count against nor end the owner's code, even from one that started a sign-in for the same address", async () => {
+    const victim = uniqueEmail();
+    await start(victim);
+    const code = latestCode(t, victim);
+    // The attacker's own pending sign-in for the victim's address: a second code, mailed to the victim.
+    const attacker = await http(`${t.api}/auth/start`, { method: "POST", json: { email: victim }, headers: fromAddress() });
+    const attackerCookie = pendingCookieOf(attacker.headers)!;
+    for (let i = 0; i < 10; i++) {
+      expect((await verify(victim, wrongCode(code), { cookie: attackerCookie })).status).toBe(400);
+      expect((await verify(victim, wrongCode(code), { cookie: "" })).status).toBe(400);
+    }
+    expect((await liveCodes(victim)).map((r) => r.attempts).sort()).toEqual([0, 5]);
+    const r = await verify(victim, code);
+    expect(r.status).toBe(200);
+    expect(r.json.user.email).toBe(victim);
+  });
+
+  it("5 wrong tries end the codes of that pending sign-in only", async () => {
+    const email = uniqueEmail();
+    await start(email);
+    const code = latestCode(t, email);
+    for (let i = 0; i < 5; i++) expect((await verify(email, wrongCode(code))).status).toBe(400);
+    expect((await verify(email, code)).json.error).toBe("INVALID_CODE");
+    // The same address from a fresh browser gets a code that works.
+    pendingOf.delete(email);
+    await start(email);
+    expect((await verify(email, latestCode(t, email))).status).toBe(200);
+  });
+
+  it("keeps the browser's pending sign-in across a second start, so the code of the first mail still works", async () => {
+    const email = uniqueEmail();
+    await start(email);
+    const first = latestCode(t, email);
+    const again = await start(email, { ...fromAddress(), cookie: pendingOf.get(email)! });
+    expect(pendingCookieOf(again.headers)).toBe(pendingOf.get(email));
+    expect(outbox(t, email)).toHaveLength(2);
+    expect((await verify(email, first)).status).toBe(200);
+  });
+
+  it("clears the pending-sign-in cookie once signed in", async () => {
+    const email = uniqueEmail();
+    await start(email);
+    const r = await verify(email, latestCode(t, email));
+    expect(r.status).toBe(200);
+    expect(r.headers.getSetCookie().find((c) => c.startsWith("app_signin="))).toMatch(/^app_signin=;.*Max-Age=0/i);
+  });
+
+  it("sends from one client address for someone else's address do not stop its owner's browser getting a code", async () => {
+    const victim = uniqueEmail();
+    const attacker = fromAddress();
+    for (let i = 0; i < 5; i++) expect((await start(victim, attacker)).status).toBe(204);
+    expect((await start(victim, attacker)).status).toBe(429);
+    pendingOf.delete(victim);
+    const own = await start(victim);
+    expect(own.status).toBe(204);
+    expect(outbox(t, victim)).toHaveLength(6);
+    expect((await verify(victim, latestCode(t, victim))).status).toBe(200);
+  });
+
+  it("caps code mails to one address at 100 an hour over every client address: past it 204 as always, without a mail", async () => {
+    const email = uniqueEmail();
+    for (let from = 0; from < 20; from++) {
+      const headers = fromAddress();
+      const statuses = await Promise.all(Array.from({ length: 5 }, () => start(email, headers).then((r) => r.status)));
+      expect(statuses).toEqual([204, 204, 204, 204, 204]);
+    }
+    expect(outbox(t, email)).toHaveLength(100);
+    const r = await start(email);
+    expect([r.status, r.text]).toEqual([204, ""]);
+    expect(pendingCookieOf(r.headers)).toBeTruthy(); // the same answer as a sent code
+    expect(outbox(t, email)).toHaveLength(100);
   });
 });
 
@@ -275,12 +406,13 @@ describe("mail through SMTP_URL", () => {
     const s = await createTestServer({ SMTP_URL: `smtp://127.0.0.1:${port}` });
     try {
       const email = uniqueEmail();
-      expect((await http(`${s.api}/auth/start`, { method: "POST", json: { email } })).status).toBe(204);
+      const started = await http(`${s.api}/auth/start`, { method: "POST", json: { email } });
+      expect(started.status).toBe(204);
       expect(received).toHaveLength(1);
       expect(received[0].to).toEqual([email]);
       const code = /code is (\d{6})/.exec(received[0].raw)![1];
       expect(outbox(s, email)).toHaveLength(0); // not written to the outbox
-      const r = await http(`${s.api}/auth/verify`, { method: "POST", json: { email, code } });
+      const r = await http(`${s.api}/auth/verify`, { method: "POST", json: { email, code }, headers: { cookie: pendingCookieOf(started.headers)! } });
       expect(r.status).toBe(200);
       expect(r.json.user.email).toBe(email);
     } finally {

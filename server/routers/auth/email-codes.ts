@@ -17,7 +17,11 @@ type CodeRow = Pick<typeof emailCodes.$inferSelect, "id" | "email" | "codeHash" 
 const hashCode = (secret: string, id: string, code: string) => createHmac("sha256", secret).update(`${id}:${code}`).digest("hex");
 
 /** Stores a new code (hashed) and returns the plain one for the mail. */
-export async function createEmailCode(db: DbOrTx, secret: string, input: { email: string; purpose: CodePurpose; userId?: string | null }): Promise<string> {
+export async function createEmailCode(
+  db: DbOrTx,
+  secret: string,
+  input: { email: string; purpose: CodePurpose; userId?: string | null; pendingHash?: string | null },
+): Promise<string> {
   const code = sixDigitCode();
   const id = newId();
   const now = Date.now();
@@ -28,6 +32,7 @@ export async function createEmailCode(db: DbOrTx, secret: string, input: { email
     email: input.email,
     purpose: input.purpose,
     userId: input.userId ?? null,
+    pendingHash: input.pendingHash ?? null,
     codeHash: hashCode(secret, id, code),
     createdAt: now,
     expiresAt: now + CODE_TTL_MS,
@@ -38,7 +43,8 @@ export async function createEmailCode(db: DbOrTx, secret: string, input: { email
 export const invalidCode = () => new AppError("INVALID_CODE", { fields: { code: ["wrong or expired code"] } });
 
 /**
- * Checks `code` against the live codes of `where` (unused, unexpired, fewer than 5 wrong tries),
+ * Checks `code` against the live codes of `where` (unused, unexpired, fewer than 5 wrong tries;
+ * for sign-in, only those of the caller's pending sign-in, so other callers' tries touch none of them),
  * locking them so parallel guesses count. A match spends every live code of the same kind
  * (single use) and is returned; a miss counts one wrong try on each and returns null. Run it in
  * the transaction that applies the code's effect, and throw `invalidCode()` only after that
@@ -47,13 +53,14 @@ export const invalidCode = () => new AppError("INVALID_CODE", { fields: { code: 
 export async function consumeEmailCode(
   tx: DbOrTx,
   secret: string,
-  where: { purpose: CodePurpose; email?: string; userId?: string },
+  where: { purpose: CodePurpose; email?: string; userId?: string; pendingHash?: string },
   code: string,
 ): Promise<CodeRow | null> {
   const now = Date.now();
   const conds = [eq(emailCodes.purpose, where.purpose), isNull(emailCodes.usedAt), gt(emailCodes.expiresAt, now), lt(emailCodes.attempts, MAX_WRONG_TRIES)];
   if (where.email !== undefined) conds.push(eq(emailCodes.email, where.email));
   if (where.userId !== undefined) conds.push(eq(emailCodes.userId, where.userId));
+  if (where.pendingHash !== undefined) conds.push(eq(emailCodes.pendingHash, where.pendingHash));
   const live: CodeRow[] = await tx
     .select({ id: emailCodes.id, email: emailCodes.email, codeHash: emailCodes.codeHash, attempts: emailCodes.attempts })
     .from(emailCodes)

@@ -62,6 +62,7 @@ export const authRouter = router({
       },
       internal: true,
       successStatus: 204,
+      uncountedForSessions: true,
     })
     .input(z.object({}).optional())
     .output(contract(z.void()))

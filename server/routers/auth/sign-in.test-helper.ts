@@ -34,11 +34,23 @@ export const sessionCookieOf = (headers: Headers) => {
   return c ? c.split(";")[0] : null;
 };
 
-/** Signs in over HTTP through the outbox; returns the cookie header and the Account. */
+/** The pending-sign-in cookie `POST /auth/start` set, as a Cookie header value. */
+export const pendingCookieOf = (headers: Headers) => {
+  const c = headers.getSetCookie().find((s) => s.startsWith("app_signin="));
+  return c ? c.split(";")[0] : null;
+};
+
+/** Signs in over HTTP through the outbox, as one browser (the pending-sign-in cookie carried); returns the cookie header and the Account. */
 export async function signIn(t: TestServer, email: string, headers: Record<string, string> = {}) {
   const start = await http(`${t.api}/auth/start`, { method: "POST", json: { email }, headers });
   expect(start.status).toBe(204);
-  const verify = await http(`${t.api}/auth/verify`, { method: "POST", json: { email, code: latestCode(t, email) }, headers });
+  const pending = pendingCookieOf(start.headers);
+  expect(pending).toBeTruthy();
+  const verify = await http(`${t.api}/auth/verify`, {
+    method: "POST",
+    json: { email, code: latestCode(t, email) },
+    headers: { ...headers, cookie: pending! },
+  });
   expect(verify.status).toBe(200);
   const cookie = sessionCookieOf(verify.headers);
   expect(cookie).toBeTruthy();

@@ -79,7 +79,13 @@ export async function signIn(s: Pick<LoggedServer, "api" | "app">, email: string
   const start = await http(`${s.api}/auth/start`, { method: "POST", json: { email } });
   if (start.status !== 204) throw new Error(`auth/start answered ${start.status} ${start.text}`);
   const code = lastCode(s.app, email);
-  const verify = await http(`${s.api}/auth/verify`, { method: "POST", json: { email, code } });
+  // The browser that asked for the code: its pending-sign-in cookie goes with the code.
+  const pending =
+    start.headers
+      .getSetCookie()
+      .find((c) => c.startsWith("app_signin="))
+      ?.split(";")[0] ?? "";
+  const verify = await http(`${s.api}/auth/verify`, { method: "POST", json: { email, code }, headers: { cookie: pending } });
   const setCookie = verify.headers.getSetCookie().find((c) => c.startsWith("app_session=")) ?? "";
   const session = /^app_session=([^;]*)/.exec(setCookie)?.[1] ?? "";
   return { verify, code, setCookie, session, cookie: { cookie: `app_session=${session}` } };

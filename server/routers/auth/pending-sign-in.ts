@@ -1,0 +1,60 @@
+import { randomBytes } from "node:crypto";
+import { parse as parseCookie, serialize as serializeCookie } from "cookie";
+import { sha256 } from "../../lib/crypto";
+import type { Context } from "../../trpc/context";
+import { CODE_TTL_MS } from "./email-codes";
+
+/**
+ * The pending-sign-in cookie: a random value the browser gets when it asks for a sign-in code.
+ * Only its SHA-256 is stored, with the code; a code can be tried only by a request that carries the
+ * same cookie. So someone who knows a victim's e-mail address can neither guess the victim's code nor
+ * end it with wrong guesses, and sign-in codes cannot be guessed from a script that never asked for one.
+ */
+export const PENDING_COOKIE = "app_signin";
+
+/** 32 random bytes in base64url. */
+const VALUE_RE = /^[A-Za-z0-9_-]{43}$/;
+
+function readPending(ctx: Pick<Context, "req">): string | null {
+  const raw = ctx.req.headers.cookie;
+  if (!raw) return null;
+  try {
+    const value = parseCookie(String(raw))[PENDING_COOKIE];
+    return value && VALUE_RE.test(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function setCookie(ctx: Pick<Context, "app" | "res">, value: string, maxAgeSeconds: number) {
+  const cookie = serializeCookie(PENDING_COOKIE, value, {
+    httpOnly: true,
+    sameSite: "lax",
+    path: "/",
+    secure: ctx.app.config.appUrl.protocol === "https:",
+    maxAge: maxAgeSeconds,
+  });
+  ctx.res.appendHeader("Set-Cookie", cookie);
+}
+
+/** Hash of the calling browser's pending sign-in, or null when it has none (then no code is its). */
+export function pendingSignInHash(ctx: Pick<Context, "req">): string | null {
+  const value = readPending(ctx);
+  return value ? sha256(value) : null;
+}
+
+/**
+ * Sets the pending-sign-in cookie for as long as a code lives, and answers the hash to store with the
+ * new code. A browser that already has one keeps its value, so every code it asked for stays usable
+ * (the mail of an earlier "send a new code" may arrive last).
+ */
+export function beginPendingSignIn(ctx: Pick<Context, "app" | "req" | "res">): string {
+  const value = readPending(ctx) ?? randomBytes(32).toString("base64url");
+  setCookie(ctx, value, CODE_TTL_MS / 1000);
+  return sha256(value);
+}
+
+/** Clears the cookie once the sign-in is done. */
+export function endPendingSignIn(ctx: Pick<Context, "app" | "res">): void {
+  setCookie(ctx, "", 0);
+}
