@@ -207,8 +207,20 @@ function protoMembers(value: unknown, batch: boolean): Fields | undefined {
   return fields;
 }
 
-/** The REST body: a JSON object or nothing. */
+/** True when the request carries a body (a length above 0, or chunks). */
+const hasBody = (req: IncomingMessage) => req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+
+/**
+ * The REST body: a JSON object or nothing. A body declared as anything but `application/json` (or
+ * as nothing) is a 415: a form or `text/plain` post is one a browser sends from any site without a
+ * preflight, and JSON needs one. No body at all needs no type (DELETE, POST /domains/{id}/verify).
+ */
 async function readJsonBody(req: Request): Promise<Record<string, unknown> | undefined> {
+  const type = String(req.headers["content-type"] ?? "")
+    .split(";")[0]
+    .trim()
+    .toLowerCase();
+  if (hasBody(req) && type !== "application/json") throw new AppError("UNSUPPORTED_MEDIA_TYPE");
   const value = await readJson(req);
   if (value === undefined) return undefined;
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw bodyError("must be a JSON object");
