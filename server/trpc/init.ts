@@ -4,7 +4,7 @@ import type { OpenApiMeta } from "trpc-openapi";
 import type { z } from "zod";
 import { AppError, fromZodError, toPublicError } from "../domain/errors";
 import type { Actor, Context } from "./context";
-import { consumeTokenRequest } from "../lib/rate-limit";
+import { consumePlanRequest } from "../lib/rate-limit";
 import { isObject, withRuntimeIssues, type FieldIssue } from "../lib/input";
 
 export type Meta = OpenApiMeta & {
@@ -17,6 +17,11 @@ export type Meta = OpenApiMeta & {
   internal?: boolean;
   /** Error statuses the operation can answer beyond those derived from its shape (see openapi.ts). */
   errors?: number[];
+  /**
+   * Not counted against a session's write limit: ways out (sign out, end a session, revoke a token)
+   * must work even once the hour's writes are spent. Tokens count every request regardless.
+   */
+  uncountedForSessions?: true;
 };
 
 const t = initTRPC
@@ -42,19 +47,27 @@ export const createCallerFactory = t.createCallerFactory;
 /** No authentication looked at (reports: "a token is not accepted or useful"). */
 export const publicProcedure = t.procedure;
 
+/**
+ * Counts the call against the caller's plan (lib/rate-limit planLimit): every token request, and a
+ * session's writes. A write is a mutation, which is every POST, PATCH and DELETE of the REST API, every
+ * tRPC mutation and every dashboard action's call; one bulk call is one.
+ */
+const countAgainstPlan = (ctx: Context, actor: Actor, type: string, meta: Meta | undefined) =>
+  consumePlanRequest(ctx.app, ctx.res, actor, type === "mutation" && !meta?.uncountedForSessions);
+
 /** Authentication optional, but a presented credential must be valid (POST /links). */
-export const optionalAuthProcedure = t.procedure.use(async ({ ctx, next }) => {
+export const optionalAuthProcedure = t.procedure.use(async ({ ctx, type, meta, next }) => {
   const auth = await ctx.auth();
   if (auth.invalid) throw new AppError("UNAUTHORIZED");
-  if (auth.actor?.via === "token") await consumeTokenRequest(ctx.app, ctx.res, auth.actor);
+  if (auth.actor) await countAgainstPlan(ctx, auth.actor, type, meta);
   return next({ ctx: { actor: auth.actor } });
 });
 
 /** A token or a session: `ctx.actor` is non-null below this point. */
-export const authedProcedure = t.procedure.use(async ({ ctx, next }) => {
+export const authedProcedure = t.procedure.use(async ({ ctx, type, meta, next }) => {
   const auth = await ctx.auth();
   if (!auth.actor) throw new AppError("UNAUTHORIZED");
-  if (auth.actor.via === "token") await consumeTokenRequest(ctx.app, ctx.res, auth.actor);
+  await countAgainstPlan(ctx, auth.actor, type, meta);
   return next({ ctx: { actor: auth.actor } });
 });
 

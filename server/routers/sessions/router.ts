@@ -34,6 +34,7 @@ export const sessionRouter = router({
       },
       internal: true,
       successStatus: 204,
+      uncountedForSessions: true,
     })
     .input(sessionIdInput)
     .output(contract(z.void()))

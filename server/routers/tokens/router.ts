@@ -64,6 +64,7 @@ export const tokenRouter = router({
       },
       internal: true,
       successStatus: 204,
+      uncountedForSessions: true,
     })
     .input(tokenIdInput)
     .output(contract(z.void()))
