@@ -40,7 +40,7 @@ const STATUS: Record<ListStatus, (now: number) => SQL> = {
 const ownLinks = (workspaceId: string) => and(eq(links.workspaceId, workspaceId), eq(links.kind, "link"), isNull(links.deletedAt))!;
 
 /** Conditions of the filters, or null when they can match nothing (a domain the workspace does not have). */
-async function filterConditions(db: Db, app: AppServices, workspaceId: string, input: ListInput, now: number): Promise<SQL[] | null> {
+export async function filterConditions(db: Db, app: AppServices, workspaceId: string, input: ListInput, now: number): Promise<SQL[] | null> {
   const where = [ownLinks(workspaceId)];
   const q = input.q?.trim();
   if (q) {
