@@ -19,11 +19,17 @@ const LIMIT_MB = 20;
 const FIELD_LABELS: Record<MappingField, string> = {
   url: "Destination URL",
   slug: "Slug",
+  domain: "Domain",
+  title: "Title",
   tags: "Tags",
   og_title: "Share title",
   og_description: "Share description",
+  og_image: "Share image",
   expires_at: "Expires at",
+  expiration_url: "After expiry URL",
+  targeting: "Targeting (JSON)",
   created_at: "Created at",
+  has_password: "Had a password",
 };
 
 export async function loader({ context, request }: LoaderFunctionArgs) {

@@ -1,26 +1,44 @@
 import { Readable } from "node:stream";
 import { and, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
-import { stringify } from "csv-stringify";
 import type { DbOrTx } from "../../../db/client";
 import { clickRollups, links } from "../../../db/schema";
 import type { Config } from "../../config";
-import { toLinkDto, type LinkRow } from "../links/links.service";
-import { FORMULA_RE } from "./formats";
+import { csvStream, type CsvRecord } from "../../lib/csv";
+import { linkDtos, type LinkRow } from "../links/links.service";
 
 /**
- * The export's columns (extensions §3): `id, slug, short_url, url, tags, created_at, expires_at,
- * clicks`, then `og_title, og_description`, so every generic column is there and an export imports
- * back unchanged (`id`, `short_url` and `clicks` are read past).
+ * The export's columns, which the `generic` import format reads back (formats.ts), so a file imports
+ * back unchanged: same domains, same slugs, so the same short URLs, and a second import of it creates
+ * nothing. `domain` is the branded domain's name, empty on the default redirect domain (so a file
+ * moves between instances whose default domains differ). `targeting` is the Link's object as JSON.
+ * `id`, `short_url`, `clicks` and `has_password` are there for people and are read past, except that
+ * a visit password cannot be exported (only its hash is stored): `has_password` says which links had
+ * one, and an import does not make such a link public without it.
  */
-export const EXPORT_COLUMNS = ["id", "slug", "short_url", "url", "tags", "created_at", "expires_at", "clicks", "og_title", "og_description"] as const;
+export const EXPORT_COLUMNS = [
+  "id",
+  "slug",
+  "domain",
+  "short_url",
+  "url",
+  "title",
+  "tags",
+  "created_at",
+  "expires_at",
+  "expiration_url",
+  "targeting",
+  "og_title",
+  "og_description",
+  "og_image",
+  "clicks",
+  "has_password",
+] as const;
 const PAGE = 1000;
 
 const iso = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString());
-/** A title a spreadsheet would run as a formula gets a leading quote; the import drops it again. */
-const safeText = (v: string | null) => (v === null ? "" : FORMULA_RE.test(v) ? `'${v}` : v);
 
 /** Every live link of the workspace, newest first, a page at a time (memory: one page). */
-async function* exportRows(db: DbOrTx, config: Config, workspaceId: string): AsyncGenerator<Record<string, string | number>> {
+async function* exportRows(db: DbOrTx, config: Config, workspaceId: string): AsyncGenerator<CsvRecord> {
   let after: { createdAt: number; id: string } | null = null;
   for (;;) {
     const own = and(eq(links.workspaceId, workspaceId), eq(links.kind, "link"), isNull(links.deletedAt));
@@ -45,19 +63,26 @@ async function* exportRows(db: DbOrTx, config: Config, workspaceId: string): Asy
           .groupBy(clickRollups.linkId)
       ).map((r) => [r.linkId, r.n]),
     );
-    for (const row of page) {
-      const dto = toLinkDto(row, config);
+    // One look-up of the page's branded domain names.
+    const dtos = await linkDtos(db, config, page);
+    for (const [i, dto] of dtos.entries()) {
       yield {
         id: dto.id,
         slug: dto.slug,
+        domain: page[i].domainId === null ? "" : dto.redirect_domain,
         short_url: dto.short_url,
         url: dto.url,
+        title: dto.title ?? "",
         tags: dto.tags.join("|"),
         created_at: iso(dto.created_at),
         expires_at: iso(dto.expires_at),
-        clicks: counts.get(row.id) ?? 0,
-        og_title: safeText(dto.og_title),
-        og_description: safeText(dto.og_description),
+        expiration_url: dto.expiration_url ?? "",
+        targeting: dto.targeting ? JSON.stringify(dto.targeting) : "",
+        og_title: dto.og_title ?? "",
+        og_description: dto.og_description ?? "",
+        og_image: dto.og_image ?? "",
+        clicks: counts.get(dto.id) ?? 0,
+        has_password: dto.has_password ? "true" : "false",
       };
     }
     if (page.length < PAGE) return;
@@ -66,9 +91,9 @@ async function* exportRows(db: DbOrTx, config: Config, workspaceId: string): Asy
   }
 }
 
-/** The workspace's links as CSV (UTF-8, CRLF, a header row), streamed: a page of links in memory at a time. */
+/** The workspace's links as CSV (UTF-8, CRLF, a header row; lib/csv's quoting and formula guard), streamed a page at a time. */
 export function exportLinksCsv(db: DbOrTx, config: Config, workspaceId: string): Readable {
-  const csv = stringify({ header: true, columns: [...EXPORT_COLUMNS], record_delimiter: "windows" });
+  const csv = csvStream(EXPORT_COLUMNS);
   const source = Readable.from(exportRows(db, config, workspaceId));
   source.on("error", (e) => csv.destroy(e));
   return source.pipe(csv);

@@ -1,3 +1,6 @@
+import { unguardCell } from "../../lib/csv";
+import { normalizeTags } from "../../lib/tags";
+
 /**
  * The CSV formats an import reads (extensions §3): our own `generic` columns, and the exports of
  * Bitly, Shlink, Kutt and YOURLS, recognised by their header rows. Where each header comes from is
@@ -13,7 +16,21 @@ export const IMPORT_FORMATS = ["generic", "bitly", "shlink", "kutt", "yourls"] a
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 /** The fields a column can feed, in the order the dashboard shows them. */
-export const MAPPING_FIELDS = ["url", "slug", "tags", "og_title", "og_description", "expires_at", "created_at"] as const;
+export const MAPPING_FIELDS = [
+  "url",
+  "slug",
+  "domain",
+  "title",
+  "tags",
+  "og_title",
+  "og_description",
+  "og_image",
+  "expires_at",
+  "expiration_url",
+  "targeting",
+  "created_at",
+  "has_password",
+] as const;
 export type MappingField = (typeof MAPPING_FIELDS)[number];
 /**
  * Target field → the source column's name as the header row spells it. `slug_fallback` is read when
@@ -22,7 +39,7 @@ export type MappingField = (typeof MAPPING_FIELDS)[number];
 export type Mapping = Partial<Record<MappingField | "slug_fallback", string>>;
 
 export const FORMAT_LABELS: Record<ImportFormat, string> = {
-  generic: "Generic CSV (url, slug, tags, og_title, og_description, expires_at, created_at)",
+  generic: "Generic CSV (url, slug, domain, title, tags, og_*, expires_at, expiration_url, targeting, created_at): our own export",
   bitly: "Bitly export",
   shlink: "Shlink export",
   kutt: "Kutt links",
@@ -38,7 +55,7 @@ const PRESETS: Record<ImportFormat, Preset> = {
   // shlinkio/shlink-web-component ExportShortUrlsBtn: createdAt,domain,shortCode,shortUrl,longUrl,title,tags,visits (tags joined by "|").
   shlink: {
     matches: (n) => n.has("longurl") && n.has("shortcode"),
-    columns: { url: ["longurl"], slug: ["shortcode", "shorturl"], og_title: ["title"], tags: ["tags"], created_at: ["createdat", "datecreated"] },
+    columns: { url: ["longurl"], slug: ["shortcode", "shorturl"], title: ["title"], tags: ["tags"], created_at: ["createdat", "datecreated"] },
   },
   // Bitly API v4 Bitlink fields (id, link, custom_bitlinks, long_url, title, archived, created_at, tags) and the
   // dashboard's spelled-out names (Long URL, Bitlink, Custom link, Title, Date created, Tags).
@@ -48,7 +65,7 @@ const PRESETS: Record<ImportFormat, Preset> = {
       url: ["longurl", "originalurl", "destinationurl"],
       slug: ["custombitlinks", "custombitlink", "customlink", "custombackhalf"],
       slug_fallback: ["bitlink", "link", "shortlink", "shorturl", "id"],
-      og_title: ["title"],
+      title: ["title"],
       tags: ["tags"],
       created_at: ["createdat", "datecreated", "created", "creationdate"],
     },
@@ -57,24 +74,32 @@ const PRESETS: Record<ImportFormat, Preset> = {
   // id, address, banned, created_at, updated_at, description, expire_in, password, target, visit_count, domain, link.
   kutt: {
     matches: (n) => n.has("target") && n.has("address"),
-    columns: { url: ["target"], slug: ["address"], og_description: ["description"], expires_at: ["expirein"], created_at: ["createdat"] },
+    // Kutt's description is its link's label, not a share card; `password` is true when the link had one.
+    columns: { url: ["target"], slug: ["address"], title: ["description"], expires_at: ["expirein"], created_at: ["createdat"], has_password: ["password"] },
   },
   // YOURLS/YOURLS: the yourls_url table (includes/functions-install.php): keyword,url,title,timestamp,ip,clicks;
   // GautamGupta/YOURLS-Import-Export (fileio/csv.php): source,target,hits with source "/keyword/".
   yourls: {
     matches: (n) => (n.has("keyword") && n.has("url")) || (n.has("source") && n.has("target") && n.has("hits")),
-    columns: { url: ["url", "target"], slug: ["keyword", "source"], og_title: ["title"], created_at: ["timestamp"] },
+    columns: { url: ["url", "target"], slug: ["keyword", "source"], title: ["title"], created_at: ["timestamp"] },
   },
   generic: {
     matches: (n) => n.has("url"),
+    // Every column of our export (export.ts) but those for people (id, short_url, clicks).
     columns: {
       url: ["url"],
       slug: ["slug"],
+      domain: ["domain"],
+      title: ["title"],
       tags: ["tags"],
       og_title: ["ogtitle"],
       og_description: ["ogdescription"],
+      og_image: ["ogimage"],
       expires_at: ["expiresat"],
+      expiration_url: ["expirationurl"],
+      targeting: ["targeting"],
       created_at: ["createdat"],
+      has_password: ["haspassword"],
     },
   },
 };
@@ -117,21 +142,13 @@ export function slugFromCell(value: string): string {
   return v.toLowerCase();
 }
 
-/** Tags separated by `|` or `,`. Presets also bring them into our alphabet ("Spring Sale" → "spring-sale"). */
+/** Tags separated by `|` or `,`. Presets also bring them into our alphabet ("Spring Sale" → "spring-sale"), as the dashboard does. */
 export function tagsFromCell(value: string, preset: boolean): string[] {
   const tags = value
     .split(/[|,]/)
     .map((t) => t.trim())
     .filter(Boolean);
-  if (!preset) return tags;
-  return tags
-    .map((t) =>
-      t
-        .toLowerCase()
-        .replace(/[^0-9a-z-]+/g, "-")
-        .replace(/^-+|-+$/g, ""),
-    )
-    .filter(Boolean);
+  return preset ? normalizeTags(tags) : tags;
 }
 
 const ISO_RE = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
@@ -153,12 +170,14 @@ export function parseTime(value: string): number | undefined {
   return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
-/** Spreadsheets run a cell starting with = + - @ as a formula: exports write such titles with a leading quote, imports drop it. */
-export const FORMULA_RE = /^[=+\-@\t\r]/;
-export const unquoteFormula = (v: string) => (v.length > 1 && v[0] === "'" && FORMULA_RE.test(v.slice(1)) ? v.slice(1) : v);
+/**
+ * What a row says, before validation: a POST /links body and the link's `created_at`.
+ * `passwordProtected`: the source link had a visit password, which no export carries (only a hash
+ * is kept), so the row must not become a public link without it.
+ */
+export type RowCandidate = { body: Record<string, unknown>; createdAt?: number; fields: Record<string, string[]>; passwordProtected: boolean };
 
-/** What a row says, before validation: a POST /links body and the link's `created_at`. */
-export type RowCandidate = { body: Record<string, unknown>; createdAt?: number; fields: Record<string, string[]> };
+const YES = new Set(["true", "1", "yes", "y", "t"]);
 
 /**
  * Reads one CSV record through the mapping (column name → position from the header row). Empty
@@ -170,7 +189,8 @@ export function readRow(format: ImportFormat, mapping: Mapping, columns: Map<str
   const cell = (field: keyof Mapping): string => {
     const name = mapping[field];
     const i = name === undefined ? undefined : columns.get(name);
-    return i === undefined ? "" : (record[i] ?? "").trim();
+    // A cell our CSV writer guarded against spreadsheets (lib/csv) reads back as the value it stood for.
+    return i === undefined ? "" : unguardCell((record[i] ?? "").trim());
   };
   const body: Record<string, unknown> = {};
   const fields: Record<string, string[]> = {};
@@ -178,12 +198,23 @@ export function readRow(format: ImportFormat, mapping: Mapping, columns: Map<str
   if (url) body.url = url; // absent: POST /links's own "Required"
   const slug = cell("slug") || cell("slug_fallback");
   if (slug) body.slug = preset ? slugFromCell(slug) : slug;
+  // Empty: the default redirect domain.
+  const domain = cell("domain");
+  if (domain) body.domain = domain.toLowerCase();
   const tags = cell("tags");
   if (tags) body.tags = tagsFromCell(tags, preset);
-  const title = cell("og_title");
-  if (title) body.og_title = unquoteFormula(title);
-  const description = cell("og_description");
-  if (description) body.og_description = unquoteFormula(description);
+  for (const field of ["title", "og_title", "og_description", "og_image", "expiration_url"] as const) {
+    const value = cell(field);
+    if (value) body[field] = value;
+  }
+  const targeting = cell("targeting");
+  if (targeting) {
+    try {
+      body.targeting = JSON.parse(targeting);
+    } catch {
+      fields.targeting = ['must be the targeting object as JSON, e.g. {"ios":"https://…","geo":{"DE":"https://…"}}'];
+    }
+  }
   const expires = cell("expires_at");
   if (expires) {
     const ms = parseTime(expires);
@@ -200,5 +231,5 @@ export function readRow(format: ImportFormat, mapping: Mapping, columns: Map<str
       createdAt = undefined;
     }
   }
-  return { body, createdAt, fields };
+  return { body, createdAt, fields, passwordProtected: YES.has(cell("has_password").toLowerCase()) };
 }

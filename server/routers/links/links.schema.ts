@@ -2,10 +2,11 @@ import { z } from "zod";
 import { COUNTRY_CODES } from "../../lib/countries";
 import { LINK_ID_RE } from "../../lib/ids";
 import { atLeastOne, body, text, type BodyRule } from "../../lib/input";
+import { tagProblem, TAG_RE, TAG_RULE } from "../../lib/tags";
 import { httpUrl } from "../../lib/urls";
 
 export const SLUG_RE = /^[0-9a-z-]{1,50}$/;
-export const TAG_RE = /^[0-9a-z-]{1,24}$/;
+export { TAG_RE };
 export const MAX_TAGS = 10;
 export const MAX_GEO_RULES = 50;
 
@@ -16,8 +17,19 @@ export const strictNumber = <T extends z.ZodTypeAny>(s: T) => z.preprocess((v) =
 export const slugSchema = text().regex(SLUG_RE, "must be 1-50 characters of 0-9, a-z and -");
 export const linkIdSchema = text().regex(LINK_ID_RE, "must be 8 characters of 0-9 and a-z");
 
-export const tagsSchema = z
-  .array(text().regex(TAG_RE, "each tag must be 1-24 characters of 0-9, a-z and -"))
+const tagItems = z.array(text().regex(TAG_RE, `each tag must be ${TAG_RULE}`));
+/**
+ * Each tag outside the alphabet is refused by name (`"Q4 Push" is not a tag…`), not by its index in
+ * the array; the items keep their pattern for /openapi.json (a preprocess step is transparent there).
+ */
+export const tagsSchema = (
+  z.preprocess((v, ctx) => {
+    if (!Array.isArray(v)) return v;
+    const bad = new Set(v.filter((t): t is string => typeof t === "string" && tagProblem(t) !== null));
+    for (const tag of bad) ctx.addIssue({ code: "custom", message: tagProblem(tag)! });
+    return bad.size ? v.filter((t) => !bad.has(t)) : v;
+  }, tagItems) as unknown as typeof tagItems
+)
   .transform((tags) => [...new Set(tags)].sort())
   .refine((tags) => tags.length <= MAX_TAGS, `at most ${MAX_TAGS} tags`);
 
