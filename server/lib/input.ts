@@ -19,7 +19,8 @@ export function charCount(s: string): number {
 const LENGTH_CHECKS = new Set(["min", "max", "length"]);
 
 /**
- * A zod string that refuses NUL (PostgreSQL cannot store it in text: it would be a 500) and whose
+ * A zod string that refuses NUL (PostgreSQL cannot store it in text: it would be a 500) and lone
+ * surrogates (UTF-8 cannot hold them: they would be stored replaced), and whose
  * min/max/length count code points. The checks stay in `_def.checks`, so the OpenAPI document keeps
  * minLength/maxLength (JSON Schema counts code points too). Chained checks keep the class.
  */
@@ -34,6 +35,10 @@ class ZodText extends z.ZodString {
     const value = result.value;
     const issues: IssueData[] = [];
     if (value.includes("\0")) issues.push({ code: "custom", message: "must not contain the NUL character (U+0000)" });
+    // JSON's `\ud800` escape gives a string with half a surrogate pair, which UTF-8 cannot hold: it
+    // would be stored as U+FFFD, silently another text than the one sent.
+    if (!(value as string & { isWellFormed(): boolean }).isWellFormed())
+      issues.push({ code: "custom", message: "must not contain a lone surrogate (\\ud800-\\udfff without its pair)" });
     const n = charCount(value);
     for (const c of this._def.checks) {
       const message = "message" in c ? c.message : undefined;

@@ -145,6 +145,43 @@ describe("a NUL character in a text field", () => {
   });
 });
 
+describe("a lone surrogate in a text field", () => {
+  // JSON.stringify writes a lone surrogate as its `\ud800` escape: the body is the JSON text a client sends.
+  const HIGH = "\ud800";
+  const LOW = "\udc00";
+  const cases: [string, string, Record<string, unknown>, string, string, Auth?][] = [
+    ["POST", "/links", { url: "https://example.com/", og_title: `x${HIGH}y` }, "og_title", "VALIDATION_FAILED"],
+    ["POST", "/links", { url: "https://example.com/", og_description: `x${LOW}` }, "og_description", "VALIDATION_FAILED"],
+    ["POST", "/links", { url: `https://example.com/${HIGH}` }, "url", "VALIDATION_FAILED"],
+    ["POST", "/links", { url: "https://example.com/", tags: [`a${HIGH}`] }, "tags", "INVALID_TAG"],
+    ["POST", "/links", { url: "https://example.com/", password: `pass${LOW}${HIGH}word` }, "password", "VALIDATION_FAILED"],
+    ["PATCH", "/links/{link}", { og_title: `${HIGH}` }, "og_title", "VALIDATION_FAILED"],
+    ["POST", "/linktrees", { slug: unique("sur"), title: `a${HIGH}` }, "title", "VALIDATION_FAILED"],
+    ["PATCH", "/linktrees/{tree}", { bio: `a${LOW}b` }, "bio", "VALIDATION_FAILED"],
+    ["POST", "/linktrees/{tree}/items", { title: `a${HIGH}`, url: "https://example.com/" }, "title", "VALIDATION_FAILED"],
+    ["POST", "/reports", { url: "abcd", reason: "spam", detail: `a${HIGH}` }, "detail", "VALIDATION_FAILED", "none"],
+    ["PATCH", "/account", { name: `A${HIGH}` }, "name", "VALIDATION_FAILED", "session"],
+  ];
+
+  it.each(cases.map((c) => [`${c[0]} ${c[1]} ${c[3]}`, ...c] as const))(
+    "%s answers 400 naming the member, nothing stored",
+    async (_name, method, path, body, field, code, auth) => {
+      const before = (await call("GET", "/links/{link}", undefined)).text;
+      const r = await call(method, path, body, auth);
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.error).toBe(code);
+      expect(Object.keys(r.json.fields)).toContain(field);
+      expect((await call("GET", "/links/{link}", undefined)).text).toBe(before);
+    },
+  );
+
+  it("a whole surrogate pair (an emoji) is stored as sent", async () => {
+    const r = await call("POST", "/links", { url: "https://example.com/", og_title: `x${EMOJI}y` });
+    expect(r.status, r.text).toBe(201);
+    expect(r.json.og_title).toBe(`x${EMOJI}y`);
+  });
+});
+
 describe("length limits count characters (code points), not UTF-16 units", () => {
   const emoji = (n: number) => EMOJI.repeat(n);
 
