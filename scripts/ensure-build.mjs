@@ -1,7 +1,7 @@
 // `npm start` builds what is missing (decisions §1): the Remix build, when absent or older than app/,
 // and the server bundle, every time (esbuild takes a fraction of a second, and a bundle judged fresh
 // by file times could be stale after a checkout).
-import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { execSync } from "node:child_process";
 import path from "node:path";
 import { build as esbuild } from "esbuild";
@@ -39,3 +39,9 @@ const out = await esbuild({
 // Written whole, then renamed: an instance starting at the same moment never reads half a file.
 writeFileSync(`${SERVER_BUNDLE}.tmp`, out.outputFiles[0].contents);
 renameSync(`${SERVER_BUNDLE}.tmp`, SERVER_BUNDLE);
+
+// The share-card renderer's worker thread (server/redirect/og-worker.mjs, plain JavaScript that
+// imports only packages): the bundle starts it as `new URL("./og-worker.mjs", import.meta.url)`,
+// so it goes beside the bundle, whole then renamed like the bundle.
+copyFileSync("server/redirect/og-worker.mjs", "build/og-worker.mjs.tmp");
+renameSync("build/og-worker.mjs.tmp", "build/og-worker.mjs");

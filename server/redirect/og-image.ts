@@ -94,6 +94,11 @@ export class OgImages {
     return p;
   }
 
+  /** Renders waiting for a thread. */
+  get queued(): number {
+    return this.pool.queueSize;
+  }
+
   async close(): Promise<void> {
     await this.pool.destroy();
   }

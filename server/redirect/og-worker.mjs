@@ -57,8 +57,10 @@ function tree(card) {
   return el(
     "div",
     {
-      width: "100%",
-      height: "100%",
+      // Sized with its padding inside: at 100% the padding pushed the subtitle out of the image.
+      width: WIDTH,
+      height: HEIGHT,
+      boxSizing: "border-box",
       display: "flex",
       flexDirection: "column",
       justifyContent: "space-between",
