@@ -140,6 +140,85 @@ describe("stored URL fields refuse open redirects and loops", () => {
   }
 });
 
+describe("stored URLs are WHATWG-serialised", () => {
+  // Python's urllib reads evil.example as this URL's host; a browser requests example.com/@evil.example/.
+  const SENT = "https://example.com\\@evil.example/";
+  const STORED = "https://example.com/@evil.example/";
+  const future = () => Date.now() + 86_400_000;
+  let domain: { id: string };
+  beforeAll(async () => {
+    domain = (await http(`${t.api}/domains`, { method: "POST", headers: u.auth, json: { name: "norm.example.com" } })).json;
+  });
+  const writes: [string, string, () => string, (v: string) => Record<string, unknown>][] = [
+    ["POST /links url", "POST", () => "/links", (v) => ({ url: v })],
+    ["POST /links expiration_url", "POST", () => "/links", (v) => ({ url: "https://example.com/", expires_at: future(), expiration_url: v })],
+    ["POST /links targeting", "POST", () => "/links", (v) => ({ url: "https://example.com/", targeting: { ios: v, android: v, geo: { DE: v } } })],
+    ["POST /links og_image", "POST", () => "/links", (v) => ({ url: "https://example.com/", og_image: v })],
+    ["PATCH /links url and og_image", "PATCH", () => `/links/${link.id}`, (v) => ({ url: v, og_image: v })],
+    ["PATCH /links targeting", "PATCH", () => `/links/${link.id}`, (v) => ({ targeting: { geo: { BR: v } } })],
+    ["POST /linktrees avatar_url", "POST", () => "/linktrees", (v) => ({ slug: `norm-${Date.now().toString(36)}`, title: "x", avatar_url: v })],
+    ["PATCH /linktrees avatar_url", "PATCH", () => `/linktrees/${tree.id}`, (v) => ({ avatar_url: v })],
+    ["POST /linktrees/{id}/items url", "POST", () => `/linktrees/${tree.id}/items`, (v) => ({ title: "x", url: v })],
+    ["PATCH /linktrees/{id}/items/{itemId} url", "PATCH", () => `/linktrees/${tree.id}/items/${item.id}`, (v) => ({ url: v })],
+    ["PATCH /domains/{id} not_found_url", "PATCH", () => `/domains/${domain.id}`, (v) => ({ not_found_url: v })],
+  ];
+
+  for (const [what, method, path, body] of writes) {
+    it(`${what}: a backslash URL is stored and answered as a browser would request it`, async () => {
+      const res = await http(`${t.api}${path()}`, { method, headers: u.auth, json: body(SENT) });
+      expect(res.status, res.text).toBeLessThan(300);
+      expect(res.text).toContain(JSON.stringify(STORED));
+      expect(res.text).not.toContain("\\\\@evil");
+    });
+  }
+
+  it("case, default port, non-ASCII and characters outside URLs: the WHATWG form", async () => {
+    for (const [sent, stored] of [
+      ["HTTPS://EXAMPLE.com:443", "https://example.com/"],
+      ['https://bücher.example/ä?q=<x>&r="y"#f', "https://xn--bcher-kva.example/%C3%A4?q=%3Cx%3E&r=%22y%22#f"],
+      ["http://example.com/a/./b/../c", "http://example.com/a/c"],
+    ]) {
+      const res = await http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url: sent } });
+      expect(res.status, res.text).toBe(201);
+      expect(res.json.url, sent).toBe(stored);
+      expect((await http(`${t.api}/links/${res.json.id}`, { headers: u.auth })).json.url).toBe(stored);
+    }
+  });
+
+  it("the redirect's Location is the stored form", async () => {
+    const made = (await http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url: SENT } })).json;
+    const visit = await http(`${t.redirect}/${made.slug}`);
+    expect(visit.status).toBe(301);
+    expect(visit.headers.get("location")).toBe(STORED);
+  });
+
+  it("the 4096-character limit holds for the stored (percent-encoded) form, and /openapi.json says so", async () => {
+    const ascii = "https://example.com/" + "a".repeat(4096 - 20);
+    expect((await http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url: ascii } })).status).toBe(201);
+    // 400 emoji are 420 characters sent and 4,820 once percent-encoded (a 24 KB Location header at 2,000).
+    const before = await rowCounts(t.app.db);
+    for (const field of ["url", "og_image"]) {
+      const json = { url: "https://example.com/", [field]: "https://example.com/" + "\u{1F600}".repeat(400) };
+      const res = await http(`${t.api}/links`, { method: "POST", headers: u.auth, json });
+      expect(res.status, res.text).toBe(400);
+      expect(Object.keys(res.json.fields)).toEqual([field]);
+    }
+    expect(await rowCounts(t.app.db)).toBe(before);
+    const doc = (await http(`${t.api}/openapi.json`)).json;
+    const props = doc.paths["/links"].post.requestBody.content["application/json"].schema.properties;
+    for (const name of ["url", "expiration_url", "og_image"]) expect(props[name].maxLength, name).toBe(4096);
+  });
+
+  it("a URL whose stored form is on the redirect domain is a loop", async () => {
+    const r = new URL(t.redirect);
+    for (const url of [`http://${r.host}\\@example.com/`, `HTTP://${r.host.toUpperCase()}/x`]) {
+      const res = await http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url } });
+      expect(res.status, `${url}: ${res.text}`).toBe(400);
+      expect(Object.keys(res.json.fields)).toEqual(["url"]);
+    }
+  });
+});
+
 describe("loop check by host name", () => {
   let a: TestApp;
   beforeAll(async () => void (a = await createTestApp({ REDIRECT_URL: "https://go.test" })));
