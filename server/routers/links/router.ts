@@ -4,6 +4,7 @@ import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./lin
 import { createLink, deleteLink, getLink, listLinks, updateLink } from "./links.service";
 import { dashboardLinkProcedures } from "./dashboard";
 import { listLinkProcedures } from "./list";
+import { bulkMatchingProcedures } from "./bulk-matching";
 import { bulkCreateProcedure } from "./bulk";
 import { createLinkChecks, updateLinkChecks } from "./runtime-checks";
 
@@ -12,6 +13,7 @@ const TAG = "links";
 export const linkRouter = router({
   ...dashboardLinkProcedures,
   ...listLinkProcedures,
+  ...bulkMatchingProcedures,
 
   create: optionalAuthProcedure
     .meta({
