@@ -114,6 +114,9 @@ async function copyIn(query: PendingQuery<Row[]>, data: string): Promise<void> {
     reject(e);
   };
   const stream = await query.writable();
+  // A connection lost mid-COPY destroys the stream with its error, which reaches us through end's
+  // callback and the query's reject; unlistened, the stream's error event would end the process.
+  stream.on("error", () => {});
   await Promise.race([new Promise<void>((resolve, reject) => stream.end(data, (e?: Error | null) => (e ? reject(e) : resolve()))), refused]);
 }
 

@@ -1,33 +1,78 @@
-// Runs after `npm install` / `npm ci` (postinstall): mends a defect of postgres.js 3.4.9 in place.
+// Runs after `npm install` / `npm ci` (postinstall): mends defects of postgres.js 3.4.9 in place.
 //
-// A connection whose socket failed while a query was running (ECONNRESET) keeps that query as its
-// current one. Reconnected later for another query, it takes a server's refusal at start-up (FATAL:
-// database not accepting connections, too many clients, starting up) for that stale query's error and
-// waits for an answer that never comes: the new query reconnects for ever instead of failing, so a
-// request waited instead of answering 503 (README, Performance; db/refused-connections.test.ts).
-// A new socket has no query running: this clears it there. Exact text, so another version of
-// postgres.js stops the install here instead of running unmended.
+// 1. A connection whose socket failed while a query was running (ECONNRESET) keeps that query as its
+//    current one. Reconnected later for another query, it takes a server's refusal at start-up (FATAL:
+//    database not accepting connections, too many clients, starting up) for that stale query's error
+//    and waits for an answer that never comes: the new query reconnects for ever instead of failing,
+//    so a request waited instead of answering 503 (README, Performance; db/refused-connections.test.ts).
+//    A new socket has no query running: this clears it there.
+// 2. A connection whose socket closed (its backend terminated: a failover, pg_terminate_backend) is
+//    left with no socket until it reconnects, but a query can still reach it: a transaction's ROLLBACK
+//    after its failure, a COPY's data. Small writes wait for the next turn of the event loop, and that
+//    deferred write then threw on the missing socket, outside any query, and ended the process. A
+//    query given to a connection with no socket now fails at once (CONNECTION_CLOSED), as does a write
+//    left with none; the query a reconnection is for is not touched. Either answers true ("not
+//    full"): false would move the closed connection to the pool's full queue, where no reconnection
+//    ever takes it back, and every later query waited. Closing also drops
+//    what was waiting to be written, which the next socket would otherwise have sent first (before its
+//    start-up message) and, with the stale timer kept, never flushed its own small writes
+//    The error a terminated backend sent last (FATAL: terminating connection) is dropped with its
+//    socket too: the next connection's first query failed with it once it had started up
+//    (db/terminated-connections.test.ts).
+//
+// Exact text, so another version of postgres.js stops the install here instead of running unmended.
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-const MARK = "query = null /* mended by scripts/patch-postgres.mjs */";
-const before = "    socket || (socket = await createSocket())\n";
-const after = `    socket || (${MARK}, socket = await createSocket())\n`;
+const MARK = "/* mended by scripts/patch-postgres.mjs */";
+const closedError = "Errors.connection('CONNECTION_CLOSED', options)";
+/** [text, replacement, how many times the text must occur]. */
+const mends = [
+  ["    socket || (socket = await createSocket())\n", `    socket || (query = null ${MARK}, socket = await createSocket())\n`, 1],
+  [
+    "      return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))\n\n",
+    `      return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))\n\n    if (!socket) ${MARK}\n      return (queryError(q, ${closedError}), true)\n\n`,
+    1,
+  ],
+  [
+    "  function nextWrite(fn) {\n    const x = socket.write(chunk, fn)\n",
+    `  function nextWrite(fn) {\n    if (!socket) { ${MARK}\n      chunk = nextWriteTimer = null\n      query && queryError(query, ${closedError})\n      while (sent.length) queryError(sent.shift(), ${closedError})\n      return true\n    }\n    const x = socket.write(chunk, fn)\n`,
+    1,
+  ],
+  ["      statements = {}\n", `      statements = {}, errorResponse = null ${MARK}\n`, 1],
+  ["    clearImmediate(nextWriteTimer)\n", `    clearImmediate(nextWriteTimer), chunk = nextWriteTimer = null ${MARK}\n`, 2],
+  [
+    "        socket.write(b().d().raw(chunk).end(), callback)\n",
+    `        socket ? socket.write(b().d().raw(chunk).end(), callback) : callback(${closedError}) ${MARK}\n`,
+    2,
+  ],
+  ["        socket.write(b().f().str(error + b.N).end())\n", `        socket && socket.write(b().f().str(error + b.N).end()) ${MARK}\n`, 2],
+  [
+    "        socket.write(b().c().end())\n        final = callback\n",
+    `        if (!socket) return callback(${closedError}) ${MARK}\n        socket.write(b().c().end())\n        final = callback\n`,
+    2,
+  ],
+];
 
 // npm runs install scripts in the project's root.
 const root = path.resolve("node_modules/postgres");
 const { version } = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
 if (version !== "3.4.9") {
-  console.error(`scripts/patch-postgres.mjs: written for postgres 3.4.9, found ${version}: check whether the defect is fixed, then update or drop this script`);
+  console.error(
+    `scripts/patch-postgres.mjs: written for postgres 3.4.9, found ${version}: check whether the defects are fixed, then update or drop this script`,
+  );
   process.exit(1);
 }
 for (const file of ["src/connection.js", "cjs/src/connection.js"]) {
   const p = path.join(root, file);
-  const text = readFileSync(p, "utf8");
-  if (text.includes(MARK)) continue;
-  if (text.split(before).length !== 2) {
-    console.error(`scripts/patch-postgres.mjs: the line to mend is not in ${p} exactly once`);
-    process.exit(1);
+  let text = readFileSync(p, "utf8");
+  for (const [before, after, times] of mends) {
+    if (text.includes(after)) continue;
+    if (text.split(before).length !== times + 1) {
+      console.error(`scripts/patch-postgres.mjs: the text to mend is not in ${p} exactly ${times} time(s):\n${before}`);
+      process.exit(1);
+    }
+    text = text.split(before).join(after);
   }
-  writeFileSync(p, text.replace(before, after));
+  writeFileSync(p, text);
 }
