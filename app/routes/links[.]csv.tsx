@@ -4,9 +4,10 @@ import { exportLinksCsv } from "../lib/imports.server";
 import { requireActor } from "../lib/session.server";
 
 /**
- * Every link of the workspace as CSV (extensions §3): `id, slug, short_url, url, tags, created_at,
- * expires_at, clicks, og_title, og_description`, streamed a page of links at a time, so it imports
- * back unchanged (Links → Import).
+ * Every link of the workspace as CSV: `id, slug, domain, short_url, url, title, tags, created_at,
+ * expires_at, expiration_url, targeting, og_title, og_description, og_image, clicks, has_password`
+ * (server/routers/imports/export.ts), streamed a page of links at a time, so it imports back
+ * unchanged (Links → Import). Visit passwords cannot be exported; `has_password` says which links had one.
  */
 export async function loader({ context, request }: LoaderFunctionArgs) {
   const actor = await requireActor(context, request);
