@@ -9,6 +9,7 @@ import { createRedirectApp, type LinktreePageHandler } from "../redirect/adapter
 import { createLinktreePageHandler } from "../redirect/linktree-page";
 import { sendError, trpcBodyParser } from "./rest";
 import { AppError } from "../domain/errors";
+import { isLocalScrape } from "../lib/metrics";
 
 type OriginKind = "app" | "api" | "redirect";
 type Origin = { kind: OriginKind; url: URL; handler: express.Express; prefix: string };
@@ -73,7 +74,7 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   for (const port of ports) {
     const pick = originPicker(origins.filter((o) => portOf(o.url) === port));
     const server = http.createServer((req, res) => {
-      // Service endpoints of every origin: Prometheus metrics, loopback only.
+      // Service endpoints of every origin: Prometheus metrics, to this machine only (isLocalScrape).
       if (req.url === "/_/metrics" && req.method === "GET") return void serveMetrics(app, req, res);
       const origin = pick(req);
       if (!origin) return sendError(res as express.Response, new AppError("NOT_FOUND"));
@@ -142,8 +143,7 @@ function logRequest(app: AppServices, req: http.IncomingMessage, res: http.Serve
 }
 
 async function serveMetrics(app: AppServices, req: http.IncomingMessage, res: http.ServerResponse) {
-  const addr = req.socket.remoteAddress ?? "";
-  if (!/^(::ffff:)?127\.|^::1$/.test(addr)) {
+  if (!isLocalScrape(req.socket.remoteAddress, req.headers)) {
     res.statusCode = 404;
     res.setHeader("Content-Type", "application/json");
     return void res.end(JSON.stringify({ error: "NOT_FOUND" }));
