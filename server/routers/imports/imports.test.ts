@@ -219,7 +219,9 @@ describe("import: the exports of Bitly, Shlink, Kutt and YOURLS", () => {
     const got = await bySlug(user.workspaceId);
     expect(got.get("3xyzabc")).toMatchObject({
       url: "https://example.com/spring?utm_source=bitly&utm_medium=email",
-      ogTitle: "Spring sale",
+      // A source's title is a label for people (title), not a share card.
+      title: "Spring sale",
+      ogTitle: null,
       tags: ["email", "spring-sale"],
       createdAt: Date.parse("2023-03-01T10:15:00Z"),
     });
@@ -234,11 +236,12 @@ describe("import: the exports of Bitly, Shlink, Kutt and YOURLS", () => {
     const got = await bySlug(user.workspaceId);
     expect(got.get("ab3de")).toMatchObject({
       url: "https://example.com/articles/a",
-      ogTitle: "Article A",
+      title: "Article A",
+      ogTitle: null,
       tags: ["blog", "news"],
       createdAt: Date.parse("2023-05-01T08:00:00Z"),
     });
-    expect(got.get("summer-2023")).toMatchObject({ ogTitle: null, tags: [] });
+    expect(got.get("summer-2023")).toMatchObject({ title: null, ogTitle: null, tags: [] });
   });
 
   it("imports Kutt links (address, target, description, expire_in)", async () => {
@@ -246,7 +249,12 @@ describe("import: the exports of Bitly, Shlink, Kutt and YOURLS", () => {
     const r = await importCsv(fixture("kutt.csv"), { user });
     expect(r.summary).toMatchObject({ rows: 2, created: 2, rejected: 0 });
     const got = await bySlug(user.workspaceId);
-    expect(got.get("xk3pq")).toMatchObject({ url: "https://example.com/blog", ogDescription: "Company blog", createdAt: Date.parse("2024-01-15T09:12:00Z") });
+    expect(got.get("xk3pq")).toMatchObject({
+      url: "https://example.com/blog",
+      title: "Company blog",
+      ogDescription: null,
+      createdAt: Date.parse("2024-01-15T09:12:00Z"),
+    });
     expect(got.get("docs")).toMatchObject({ expiresAt: Date.parse("2999-12-31T00:00:00Z") });
   });
 
@@ -261,7 +269,7 @@ describe("import: the exports of Bitly, Shlink, Kutt and YOURLS", () => {
     const r = await importCsv(table, { user });
     expect(r.summary).toMatchObject({ rows: 3, created: 3, rejected: 0 });
     const got = await bySlug(user.workspaceId);
-    expect(got.get(`ozh-${s}`)).toMatchObject({ url: "https://ozh.org/", ogTitle: "ozh.org", createdAt: Date.UTC(2022, 4, 10, 14, 2, 33) });
+    expect(got.get(`ozh-${s}`)).toMatchObject({ url: "https://ozh.org/", title: "ozh.org", ogTitle: null, createdAt: Date.UTC(2022, 4, 10, 14, 2, 33) });
     expect(got.get(`promo24${s}`)?.url).toBe("https://example.com/promo?c=24");
     const plugin = fixture("yourls-plugin.csv").toString().replace("/ozh/", `/ozh2-${s}/`).replace("/promo/", `/promo-${s}/`);
     const p = await importCsv(plugin, { user });
@@ -298,15 +306,19 @@ describe("export", () => {
     return out;
   };
 
-  it("streams every link of the workspace in the generic columns plus id, short_url and clicks", async () => {
+  it("streams every link of the workspace in the generic columns plus id, short_url, clicks and has_password", async () => {
     const user = await t.user();
     const s = rnd();
     await importCsv(`url,slug,tags,og_title,expires_at,created_at\nhttps://example.com/e1,e1-${s},a|b,=SUM(1),2099-01-01,2022-01-01\n`, { user });
     const csv = await readAll(exportLinksCsv(t.app.db, t.app.config, user.workspaceId));
     const [head, line] = csv.split("\r\n");
-    expect(head).toBe("id,slug,short_url,url,tags,created_at,expires_at,clicks,og_title,og_description");
+    expect(head).toBe(
+      "id,slug,domain,short_url,url,title,tags,created_at,expires_at,expiration_url,targeting,og_title,og_description,og_image,clicks,has_password",
+    );
     expect(line).toMatch(
-      new RegExp(`^[0-9a-z]{8},e1-${s},http://go.test/e1-${s},https://example.com/e1,a\\|b,2022-01-01T00:00:00.000Z,2099-01-01T00:00:00.000Z,0,'=SUM\\(1\\),$`),
+      new RegExp(
+        `^[0-9a-z]{8},e1-${s},,http://go.test/e1-${s},https://example.com/e1,,a\\|b,2022-01-01T00:00:00.000Z,2099-01-01T00:00:00.000Z,,,'=SUM\\(1\\),,,0,false$`,
+      ),
     );
   });
 
