@@ -13,6 +13,7 @@ import type { Logger } from "../../lib/log";
 import { LINK_CHANNEL } from "../../core/services";
 import { createLinkInput, type CreateLinkInput } from "../links/links.schema";
 import { checkNoLoops, PUBLIC_WORKSPACE_ID } from "../links/links.service";
+import { lockWorkspace } from "../workspaces/workspace-lock";
 import { csvRecords, fileDelimiter, fileError, inspectFile, type FileInspection } from "./csv-file";
 import { defaultMapping, detectFormat, IMPORT_FORMATS, readRow, type ImportFormat, type Mapping } from "./formats";
 import type { ImportJobDto, InspectionDto } from "./imports.schema";
@@ -377,6 +378,8 @@ export type JobProgress = Pick<ImportJobDto, "rows" | "rows_done" | "created" | 
  */
 async function commitBatch(deps: ImportDeps, job: JobRow, owner: string, from: number, batch: Checked[]): Promise<JobProgress | null> {
   return deps.db.transaction(async (tx) => {
+    // The workspace before the job row, in the order its deletion takes them; gone: so is the job.
+    if (!(await lockWorkspace(tx, job.workspaceId))) return null;
     const now = Date.now();
     const [locked] = await tx
       .update(importJobs)

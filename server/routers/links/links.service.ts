@@ -12,6 +12,7 @@ import { isObject, type FieldIssue } from "../../lib/input";
 import { linkCacheKey } from "../../core/lookup";
 import type { AppServices } from "../../core/services";
 import { domainNames, usableDomain } from "../domains/domains.service";
+import { lockWorkspaceOrNotFound } from "../workspaces/workspace-lock";
 import type { Actor, Context } from "../../trpc/context";
 import type { CreateLinkInput, LinkDto, UpdateLinkInput } from "./links.schema";
 
@@ -157,7 +158,10 @@ export async function createLink(ctx: Context, actor: Actor | null, input: Creat
   const row =
     domainName === null
       ? await insertLink(app.db, values)
-      : await app.db.transaction(async (tx) => insertLink(tx, { ...values, domainId: (await usableDomain(tx, workspaceId, domainName)).id }));
+      : await app.db.transaction(async (tx) => {
+          await lockWorkspaceOrNotFound(tx, workspaceId); // before the domain's lock, in the order a workspace deletion takes them
+          return insertLink(tx, { ...values, domainId: (await usableDomain(tx, workspaceId, domainName)).id });
+        });
   await app.invalidateSlugs([linkCacheKey(row.domainId, row.slug)]); // drops a cached "unknown slug"
   return toLinkDto(row, app.config, domainName);
 }

@@ -7,6 +7,7 @@ import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { countClicks } from "../analytics/analytics.service";
 import { checkNoLoops, insertLink, nextUpdatedAt, shortUrl, withSlug } from "../links/links.service";
+import { lockWorkspaceOrNotFound } from "../workspaces/workspace-lock";
 import type {
   AnalyticsInput,
   CreateItemInput,
@@ -162,6 +163,7 @@ export async function listLinktrees(app: AppServices, actor: Actor): Promise<Lin
 export async function createLinktree(app: AppServices, actor: Actor, input: CreateLinktreeInput): Promise<LinktreeDto> {
   checkNoLoops(app.config, input);
   const row = await app.db.transaction(async (tx) => {
+    await lockWorkspaceOrNotFound(tx, actor.workspaceId); // a workspace deletion waits, or this finds it gone
     const link = await insertLink(
       tx,
       { workspaceId: actor.workspaceId, kind: "linktree", slug: input.slug, url: pageUrl(app, input.slug) },
@@ -247,6 +249,7 @@ export async function deleteLinktree(app: AppServices, actor: Actor, id: string)
 export async function createItem(app: AppServices, actor: Actor, input: CreateItemInput): Promise<ItemDto> {
   checkNoLoops(app.config, input);
   const item = await app.db.transaction(async (tx) => {
+    await lockWorkspaceOrNotFound(tx, actor.workspaceId); // before the tree's lock, in the order a workspace deletion takes them
     const tree = await findOwnTree(tx, actor, input.id, true);
     const n = await itemCount(tx, tree.id);
     const position = clamp(input.position ?? n, 0, n);

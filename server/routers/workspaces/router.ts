@@ -53,7 +53,7 @@ export const workspaceRouter = router({
     .meta({ ...internal("POST", "/workspaces", "Create a workspace", "A shared workspace with the caller as its owner."), successStatus: 201 })
     .input(createWorkspaceInput)
     .output(contract(workspaceOutput))
-    .mutation(({ ctx, input }) => createWorkspace(ctx.app.db, ctx.actor, input.name)),
+    .mutation(({ ctx, input }) => createWorkspace(ctx.app, ctx.actor, input.name)),
 
   switch: sessionOnlyProcedure
     .meta(internal("POST", "/workspaces/{id}/switch", "Switch workspace", "This session acts in the workspace from now on; answers the Account."))

@@ -13,6 +13,7 @@ import { normalizeEmail } from "../../lib/users";
 import { dropCaches, getAccount, purgeWorkspace } from "../account/account.service";
 import type { AccountDto } from "../account/account.schema";
 import type { InviteDto, InvitePreviewDto, MemberDto, Role, WorkspaceDto } from "./workspaces.schema";
+import { lockWorkspace } from "./workspace-lock";
 
 /** Invitations are valid for 7 days (extensions §1). */
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -30,12 +31,13 @@ type Membership = { id: string; name: string | null; personal: boolean; role: Ro
 /**
  * The caller's membership of a workspace: 404 NOT_FOUND when the caller is not a member (the
  * workspace and everything in it), 403 FORBIDDEN when `owner` is needed and the caller is a member.
- * `lock` takes the workspace row FOR UPDATE: every membership change of a workspace runs one at a
- * time, so two owners demoting each other cannot leave it without one.
+ * `lock` holds the workspace row (workspace-lock.ts): `serial` for membership changes, which run one
+ * at a time per workspace (two owners demoting each other cannot leave it without one) while links
+ * and the rest are still created; `delete` for its deletion, which waits for those creates too.
  */
-async function membershipOf(tx: DbOrTx, userId: string, workspaceId: string, need: Role | "any", lock = false): Promise<Membership> {
+async function membershipOf(tx: DbOrTx, userId: string, workspaceId: string, need: Role | "any", lock?: "serial" | "delete"): Promise<Membership> {
   // Locked first, read after: in READ COMMITTED the next statement sees what the lock waited for.
-  if (lock) await tx.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, workspaceId)).for("update");
+  if (lock) await lockWorkspace(tx, workspaceId, lock);
   const [row] = await tx
     .select({ id: workspaces.id, name: workspaces.name, personal: workspaces.personal, role: memberships.role })
     .from(workspaces)
@@ -86,7 +88,10 @@ async function getWorkspace(db: DbOrTx, actor: Actor, id: string): Promise<Works
 }
 
 /** A shared workspace with the caller as its owner; the session stays where it is. */
-export async function createWorkspace(db: DbOrTx, actor: Actor, name: string): Promise<WorkspaceDto> {
+export async function createWorkspace(app: AppServices, actor: Actor, name: string): Promise<WorkspaceDto> {
+  // Limited: each workspace is a place to invite from, and a row nobody may clean up for us.
+  await consume(app.limits, "workspacesPerUser", actor.userId);
+  const db = app.db;
   const now = Date.now();
   const id = newWorkspaceId();
   await db.transaction(async (tx) => {
@@ -120,7 +125,7 @@ export async function renameWorkspace(db: DbOrTx, actor: Actor, id: string, name
  */
 export async function deleteWorkspace(app: AppServices, actor: Actor, id: string): Promise<void> {
   const purged = await app.db.transaction(async (tx) => {
-    const ws = await membershipOf(tx, actor.userId, id, "owner", true);
+    const ws = await membershipOf(tx, actor.userId, id, "owner", "delete");
     if (ws.personal) throw new AppError("PERSONAL_WORKSPACE");
     return purgeWorkspace(tx, id);
   });
@@ -165,9 +170,11 @@ export const acceptUrl = (app: AppServices, token: string) => `${base(app.config
 export async function createInvite(app: AppServices, actor: Actor, input: { id: string; email: string; role: Role }): Promise<InviteDto> {
   const email = normalizeEmail(input.email);
   return app.db.transaction(async (tx) => {
-    const ws = await membershipOf(tx, actor.userId, input.id, "owner", true);
+    const ws = await membershipOf(tx, actor.userId, input.id, "owner", "serial");
     if (ws.personal) throw new AppError("PERSONAL_WORKSPACE");
-    // Spent only by owners of a shared workspace: nobody else can make us send mail.
+    // Spent only by owners of a shared workspace: nobody else can make us send mail. Counted per
+    // inviting account too, so making more workspaces sends no more mail.
+    await consume(app.limits, "invitesPerUser", actor.userId);
     await consume(app.limits, "invitesPerWorkspace", ws.id);
     const [member] = await tx
       .select({ id: users.id })
@@ -217,7 +224,7 @@ export async function createInvite(app: AppServices, actor: Actor, input: { id: 
 /** Owners only; the mailed link stops working. 204 again for an invitation already revoked or used. */
 export async function revokeInvite(db: DbOrTx, actor: Actor, id: string, inviteId: string): Promise<void> {
   await db.transaction(async (tx) => {
-    await membershipOf(tx, actor.userId, id, "owner", true);
+    await membershipOf(tx, actor.userId, id, "owner", "serial");
     const [invite] = await tx
       .select({ id: workspaceInvites.id })
       .from(workspaceInvites)
@@ -260,7 +267,7 @@ export async function acceptInvite(db: DbOrTx, actor: Actor, token: string): Pro
   if (!first) throw notFound();
   const workspaceId = await db.transaction(async (tx) => {
     // The workspace row first, as every membership change locks it; then the invitation itself.
-    const [ws] = await tx.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, first.workspaceId)).for("update");
+    const ws = await lockWorkspace(tx, first.workspaceId, "serial");
     const invite = ws ? await pendingByToken(tx, token, true) : null;
     if (!invite) throw notFound();
     const [me] = await tx.select({ email: users.email }).from(users).where(eq(users.id, actor.userId));
@@ -289,7 +296,7 @@ const memberRow = (tx: DbOrTx, workspaceId: string, userId: string) =>
 /** Owners only. Demoting the last owner: 409 LAST_OWNER. The member's tokens act with the new role from the next request on. */
 export async function setMemberRole(app: AppServices, actor: Actor, input: { id: string; userId: string; role: Role }): Promise<MemberDto> {
   const member = await app.db.transaction(async (tx) => {
-    await membershipOf(tx, actor.userId, input.id, "owner", true);
+    await membershipOf(tx, actor.userId, input.id, "owner", "serial");
     const [target] = await memberRow(tx, input.id, input.userId);
     if (!target) throw notFound();
     if (target.role === input.role) return target;
@@ -314,7 +321,7 @@ export async function setMemberRole(app: AppServices, actor: Actor, input: { id:
 export async function removeMember(app: AppServices, actor: Actor, id: string, userId: string): Promise<void> {
   await app.db.transaction(async (tx) => {
     const self = userId === actor.userId;
-    await membershipOf(tx, actor.userId, id, self ? "any" : "owner", true);
+    await membershipOf(tx, actor.userId, id, self ? "any" : "owner", "serial");
     const [target] = await memberRow(tx, id, userId);
     if (!target) throw notFound();
     if (target.role === "owner" && (await ownerCount(tx, id)) <= 1) throw new AppError("LAST_OWNER");
