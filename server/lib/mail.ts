@@ -36,20 +36,37 @@ export function createMailer(opts: { smtpUrl?: string; dataDir: string; from?: s
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
+ * A name someone chose (a workspace's, an inviter's), made inert for a mail: one line, and nothing a
+ * mail client would turn into a link: dots (of any script), `@` and `://` are bracketed, the way
+ * addresses are quoted in security notices (`evil[.]example`). The mail is ours; the name must not
+ * turn it into someone else's message with a working link in it.
+ */
+export function inertName(name: string): string {
+  return name
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ")
+    .replace(/:\/\//g, "[://]")
+    .replace(/[.\u2024\u3002\uff0e\uff61]/g, "[.]")
+    .replace(/[@\uff20]/g, "[at]")
+    .trim();
+}
+
+/**
  * A workspace invitation (extensions §1): `acceptUrl` (`${APP_URL}/invites/{token}`) is the only
  * URL containing `/invites/` in the mail, and the text holds no 6-digit number (a sign-in code's mark).
+ * The subject is fixed: no text chosen by the inviter reaches it. In the body the names are quoted,
+ * made inert (`inertName`) and, in the HTML part, escaped.
  */
 export function inviteMail(to: string, opts: { workspace: string; invitedBy: string | null; role: "owner" | "member"; acceptUrl: string }): Mail {
-  const who = opts.invitedBy ?? "Someone";
+  const who = opts.invitedBy === null ? "Someone" : `“${inertName(opts.invitedBy)}”`;
+  const workspace = inertName(opts.workspace);
   const as = opts.role === "owner" ? "an owner" : "a member";
-  // One line: names are the users' own text.
-  const subject = `${who} invited you to ${opts.workspace}`.replace(/[\u0000-\u001f\u007f]+/g, " ");
+  const subject = "You are invited to a workspace on Links";
   const text =
-    `${who} invited you to join the workspace “${opts.workspace}” on Links as ${as}.\n\n` +
+    `${who} invited you to join the workspace “${workspace}” on Links as ${as}.\n\n` +
     `Accept the invitation: ${opts.acceptUrl}\n\n` +
     `Sign in with this address (${to}) to accept. The link works once and for seven days. If you did not expect this, ignore this e-mail.\n`;
   const html =
-    `<p>${escapeHtml(who)} invited you to join the workspace “${escapeHtml(opts.workspace)}” on Links as ${as}.</p>` +
+    `<p>${escapeHtml(who)} invited you to join the workspace “${escapeHtml(workspace)}” on Links as ${as}.</p>` +
     `<p><a href="${escapeHtml(opts.acceptUrl)}">Accept the invitation</a></p>` +
     `<p>Sign in with this address (${escapeHtml(to)}) to accept. The link works once and for seven days. If you did not expect this, ignore this e-mail.</p>`;
   return { to, subject, text, html };

@@ -27,6 +27,10 @@ export const LIMITS = {
   signInPerEmail: { points: 100, duration: 3600 },
   /** Invitation mails a workspace may send in an hour (each one is a mail to an address the owner typed). */
   invitesPerWorkspace: { points: 50, duration: 3600 },
+  /** Invitation mails one account may send in an hour over all its workspaces: more workspaces give no more mail. */
+  invitesPerUser: { points: 50, duration: 3600 },
+  /** Shared workspaces one account may create in a day. */
+  workspacesPerUser: { points: 10, duration: 86400 },
   /** Share-card images a client address may fetch in a minute, and how many of them may need a render. */
   ogImagePerAddress: { points: 300, duration: 60 },
   ogRenderPerAddress: { points: 20, duration: 60 },

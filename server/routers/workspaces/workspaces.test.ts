@@ -283,7 +283,8 @@ describe("members and invitations", () => {
     });
     expect(r.json.created_at).toBeGreaterThanOrEqual(before);
     const [mail] = mailsTo(t.app, email);
-    expect(mail.subject).toBe("Olga invited you to Acme");
+    expect(mail.subject).toBe("You are invited to a workspace on Links");
+    expect(mail.text).toContain("“Olga” invited you to join the workspace “Acme”");
     const urls = [...`${mail.text}\n${mail.html}`.matchAll(/https?:\/\/[^\s"<>]*\/invites\/[^\s"<>]*/g)].map((m) => m[0]);
     const token = invitationToken(t.app, email);
     expect(token).toMatch(/^[0-9A-Za-z]{32}$/);
@@ -431,16 +432,71 @@ describe("members and invitations", () => {
   });
 
   it("POST /workspaces/{id}/invites: at most 50 invitation mails an hour per workspace, then 429 RATE_LIMITED with Retry-After", async () => {
-    const o = await person(t, { plan: "pro" });
+    const [o, o2] = [await person(t), await person(t)];
     const ws = await team(o);
-    for (let i = 0; i < 50; i++)
+    await join(o, ws, o2, "owner"); // 1 mail
+    for (let i = 0; i < 25; i++)
       expect((await call("POST", `/workspaces/${ws}/invites`, o.cookie, { email: `x${i}-${uniq()}@example.com`, role: "member" })).status).toBe(201);
-    const r = await call("POST", `/workspaces/${ws}/invites`, o.cookie, { email: `over-${uniq()}@example.com`, role: "member" });
+    // A second owner shares the workspace's 50.
+    for (let i = 0; i < 24; i++)
+      expect((await call("POST", `/workspaces/${ws}/invites`, o2.cookie, { email: `z${i}-${uniq()}@example.com`, role: "member" })).status).toBe(201);
+    const r = await call("POST", `/workspaces/${ws}/invites`, o2.cookie, { email: `over-${uniq()}@example.com`, role: "member" });
     expect(r.status).toBe(429);
     expect(r.json).toEqual({ error: "RATE_LIMITED" });
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
-    // Another workspace of the same owner is not held back.
-    expect((await call("POST", `/workspaces/${await team(o)}/invites`, o.cookie, { email: `y-${uniq()}@example.com`, role: "member" })).status).toBe(201);
+  });
+
+  it("invitations are limited per inviting account over all its workspaces: 50 mails an hour, then 429 in every workspace, nothing stored or mailed", async () => {
+    const o = await person(t);
+    const spaces = [await team(o), await team(o), await team(o)];
+    for (let i = 0; i < 50; i++) {
+      const ws = spaces[i % spaces.length];
+      expect((await call("POST", `/workspaces/${ws}/invites`, o.cookie, { email: `r${i}-${uniq()}@example.com`, role: "member" })).status).toBe(201);
+    }
+    const fresh = await team(o);
+    for (const ws of [...spaces, fresh]) {
+      const email = `relay-${uniq()}@example.com`;
+      const r = await call("POST", `/workspaces/${ws}/invites`, o.cookie, { email, role: "member" });
+      expect(r.status).toBe(429);
+      expect(r.json).toEqual({ error: "RATE_LIMITED" });
+      expect(mailsTo(t.app, email)).toEqual([]);
+      expect(await t.app.db.select().from(workspaceInvites).where(eq(workspaceInvites.email, email))).toEqual([]);
+    }
+    // Another owner of the same workspaces is not held back by this account's count.
+    const o2 = await person(t);
+    expect((await call("POST", `/workspaces/${await team(o2)}/invites`, o2.cookie, { email: `y-${uniq()}@example.com`, role: "member" })).status).toBe(201);
+  });
+
+  it("creating workspaces is limited: 10 a day per account, then 429 RATE_LIMITED with Retry-After, nothing created", async () => {
+    const o = await person(t);
+    for (let i = 0; i < 10; i++) await team(o);
+    const r = await call("POST", "/workspaces", o.cookie, { name: "One too many" });
+    expect(r.status).toBe(429);
+    expect(r.json).toEqual({ error: "RATE_LIMITED" });
+    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await call("GET", "/workspaces", o.cookie)).json.workspaces).toHaveLength(11); // personal + 10
+    expect((await call("POST", "/workspaces", (await person(t)).cookie, { name: "Someone else's" })).status).toBe(201);
+  });
+
+  it("invitation mail: no user-chosen text in the subject; names quoted and escaped in the HTML part; nothing in them a mail client turns into a link", async () => {
+    const evil = `Win! https://evil.example/login <b>now</b> www.evil.example me@evil.example\r\nBcc: x@evil.example`;
+    const o = await person(t, { name: `Olga http://olga.example` });
+    const ws = await team(o, evil.slice(0, 100));
+    const email = `victim${uniq()}@example.com`;
+    expect((await call("POST", `/workspaces/${ws}/invites`, o.cookie, { email, role: "member" })).status).toBe(201);
+    const [mail] = mailsTo(t.app, email);
+    expect(mail.subject).toBe("You are invited to a workspace on Links");
+    const token = invitationToken(t.app, email);
+    const accept = `${t.appUrl}/invites/${token}`;
+    for (const part of [mail.text, mail.html]) {
+      const rest = part.split(accept).join("").split(email).join("");
+      expect(rest).not.toMatch(/evil\.example|olga\.example|https?:|www\.|@/);
+      expect(rest).toContain("evil[.]example");
+      expect(rest).not.toMatch(/\r|Bcc: x@/);
+    }
+    expect(mail.text).toContain("“Olga http[://]olga[.]example” invited you to join the workspace “Win! https[://]evil[.]example/login <b>now</b>");
+    expect(mail.html).not.toContain("<b>");
+    expect(mail.html).toContain("&#60;b&#62;now&#60;/b&#62;");
   });
 
   it("DELETE /workspaces/{id}/invites/{inviteId}: 204 for an owner (the link stops working), 403 for a member, 404 for an unknown id", async () => {
