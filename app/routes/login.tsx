@@ -21,6 +21,8 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
   const code = form.get("code");
   if (code === null) {
     try {
+      // auth.start sets the pending-sign-in cookie on this response (ctx.res); the browser sends it
+      // back with the code, and auth.verify reads it from this route's request.
       await context.caller.auth.start({ email });
       return { step: "code", email };
     } catch (e) {
