@@ -1,9 +1,11 @@
-import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from "@remix-run/node";
+import { parse as parseCookie, serialize as serializeCookie } from "cookie";
 import { Link, useActionData, useLoaderData, useSearchParams } from "@remix-run/react";
 import { Empty, PageHeader, Success } from "../components/ui";
 import { BulkBar, BulkConfirm, BulkError, type BulkActionData } from "../components/links-list/BulkBar";
 import { Filters, type FilterValues } from "../components/links-list/Filters";
 import { LinkRow } from "../components/links-list/LinkRow";
+import { LinkTableRow } from "../components/links-list/LinkTableRow";
 import { load } from "../lib/errors.server";
 import { bulkAction } from "../components/links-list/bulk.server";
 import { requireActor } from "../lib/session.server";
@@ -14,9 +16,26 @@ export const meta: MetaFunction = () => [{ title: "Links · Links" }];
 
 const BULK_FORM = "bulk";
 
+/** The person's choice of view, kept by the browser: cards (roomy) or a compact table. */
+const VIEW_COOKIE = "links_view";
+const VIEWS = ["cards", "table"] as const;
+type View = (typeof VIEWS)[number];
+
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
-  const sp = new URL(request.url).searchParams;
+  const url = new URL(request.url);
+  const sp = url.searchParams;
+  // `?view=` (a plain link, so it works without JavaScript) stores the choice and comes back without it.
+  const chosen = sp.get("view");
+  if (chosen !== null) {
+    sp.delete("view");
+    const headers = new Headers();
+    if ((VIEWS as readonly string[]).includes(chosen)) {
+      headers.set("Set-Cookie", serializeCookie(VIEW_COOKIE, chosen, { path: "/links", maxAge: 365 * 86_400, sameSite: "lax", httpOnly: true }));
+    }
+    throw redirect(`${url.pathname}${sp.size ? `?${sp}` : ""}`, { headers });
+  }
+  const view: View = parseCookie(request.headers.get("cookie") ?? "")[VIEW_COOKIE] === "table" ? "table" : "cards";
   const str = (k: string) => sp.get(k)?.trim() || undefined;
   const page = str("page");
   // As the URL has it: a bad value is the procedure's 400 VALIDATION_FAILED, not a silent default.
@@ -37,7 +56,7 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
     domain: input.domain ?? "",
     status: input.status ?? "",
   };
-  return { ...list, now, filters, deleted: sp.has("deleted") };
+  return { ...list, now, filters, view, deleted: sp.has("deleted") };
 }
 
 /** Two steps: `review` answers what would happen; only `confirm` calls the bulk procedure (bulk.server.ts). */
@@ -111,15 +130,70 @@ export default function LinksIndex() {
         </Empty>
       ) : (
         <>
-          <BulkBar key={result && "done" in result ? result.done : "bar"} id={BULK_FORM} pageIds={data.links.map((l) => l.id)} />
-          <p className="mb-2 text-sm text-slate-600 dark:text-slate-400" data-testid="list-summary">
-            {formatNumber(first)}–{formatNumber(first + data.links.length - 1)} of {formatNumber(data.total)} {data.total === 1 ? "link" : "links"}
-          </p>
-          <ul className="space-y-3" aria-label="Links">
-            {data.links.map((l) => (
-              <LinkRow key={`${l.id}-${kept.has(l.id)}`} link={l} now={data.now} checked={kept.has(l.id)} tagHref={tagHref} formId={BULK_FORM} />
-            ))}
-          </ul>
+          <BulkBar
+            key={result && "done" in result ? result.done : "bar"}
+            id={BULK_FORM}
+            pageIds={data.links.map((l) => l.id)}
+            total={data.total}
+            filters={{ q: data.filters.q, tag: data.filters.tag, domain: data.filters.domain, status: data.filters.status }}
+          />
+          <div className="mb-2 flex flex-wrap items-center justify-between gap-2">
+            <p className="text-sm text-slate-600 dark:text-slate-400" data-testid="list-summary">
+              {formatNumber(first)}–{formatNumber(first + data.links.length - 1)} of {formatNumber(data.total)} {data.total === 1 ? "link" : "links"}
+            </p>
+            <nav aria-label="View" className="flex gap-1 text-sm">
+              {(
+                [
+                  ["cards", "Cards"],
+                  ["table", "Compact table"],
+                ] as const
+              ).map(([v, label]) => (
+                <Link
+                  key={v}
+                  to={withParams({ view: v })}
+                  aria-current={data.view === v ? "true" : undefined}
+                  className={`rounded-md px-2 py-1 no-underline ${data.view === v ? "bg-indigo-100 font-semibold text-indigo-900 dark:bg-indigo-950 dark:text-indigo-100" : ""}`}
+                  data-testid={`view-${v}`}
+                >
+                  {label}
+                </Link>
+              ))}
+            </nav>
+          </div>
+          {data.view === "table" ? (
+            <div className="card overflow-x-auto !p-0">
+              <table className="table" aria-label="Links">
+                <thead>
+                  <tr>
+                    <th scope="col">
+                      <span className="sr-only">Select</span>
+                    </th>
+                    <th scope="col">Short link</th>
+                    <th scope="col">Destination</th>
+                    <th scope="col" className="text-right">
+                      Clicks
+                    </th>
+                    <th scope="col">Tags</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">
+                      <span className="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.links.map((l) => (
+                    <LinkTableRow key={`${l.id}-${kept.has(l.id)}`} link={l} now={data.now} checked={kept.has(l.id)} tagHref={tagHref} formId={BULK_FORM} />
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ) : (
+            <ul className="space-y-3" aria-label="Links">
+              {data.links.map((l) => (
+                <LinkRow key={`${l.id}-${kept.has(l.id)}`} link={l} now={data.now} checked={kept.has(l.id)} tagHref={tagHref} formId={BULK_FORM} />
+              ))}
+            </ul>
+          )}
         </>
       )}
       {data.pages > 1 ? (

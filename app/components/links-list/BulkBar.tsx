@@ -12,8 +12,18 @@ export const BULK_OPS = {
 } as const;
 export type BulkOp = keyof typeof BULK_OPS;
 
+/** The list's filters, as the URL has them: what "all matching" means. */
+export type MatchingFilters = { q?: string; tag?: string; domain?: string; status?: string };
+
 /** What the action sends back: a step to confirm, the outcome, or what was wrong. */
-export type BulkReview = { op: BulkOp; ids: string[]; tag: string; expires_at: number | null };
+export type BulkReview = {
+  op: BulkOp;
+  ids: string[];
+  tag: string;
+  expires_at: number | null;
+  /** Set for "every link matching the filters": the filters and the count the person saw. */
+  matching?: { filters: MatchingFilters; expected: number };
+};
 export type BulkActionData = { review: BulkReview } | { done: string } | { error: FormError; ids: string[] };
 
 /** The errors of a failed bulk action, every field included (the bulk form has no per-field slots). */
@@ -38,8 +48,9 @@ export function BulkError({ error }: { error: FormError }) {
  * also works without JavaScript (the action then takes `page_ids`); with it, it ticks the rows.
  * Nothing is written until the confirmation step (`BulkConfirm`).
  */
-export function BulkBar({ id, pageIds }: { id: string; pageIds: string[] }) {
+export function BulkBar({ id, pageIds, total, filters }: { id: string; pageIds: string[]; total: number; filters: MatchingFilters }) {
   const [selected, setSelected] = useState<number | null>(null);
+  const [matching, setMatching] = useState(false);
   const [op, setOp] = useState<BulkOp | "">("");
   const [offset, setOffset] = useState<string | null>(null);
   const allRef = useRef<HTMLInputElement>(null);
@@ -58,6 +69,7 @@ export function BulkBar({ id, pageIds }: { id: string; pageIds: string[] }) {
       const t = e.target as HTMLInputElement;
       if (t === allRef.current) rows().forEach((r) => (r.checked = t.checked));
       if (t === allRef.current || t.matches("input[data-row-select]")) count();
+      if (t.id === "select-matching") setMatching(t.checked);
     };
     count();
     setOffset(String(new Date().getTimezoneOffset()));
@@ -78,8 +90,19 @@ export function BulkBar({ id, pageIds }: { id: string; pageIds: string[] }) {
             <input key={p} type="hidden" name="page_ids" value={p} />
           ))}
         </div>
+        {total > pageIds.length ? (
+          // Beyond the page: the action then takes the filters, and the count to confirm.
+          <div className="flex items-center gap-2 self-center">
+            <input id="select-matching" type="checkbox" name="scope" value="matching" className="h-4 w-4" />
+            <label htmlFor="select-matching" className="text-sm">
+              Select all {total.toLocaleString("en-US")} matching links
+            </label>
+            {Object.entries(filters).map(([k, v]) => (v ? <input key={k} type="hidden" name={`f_${k}`} value={v} /> : null))}
+            <input type="hidden" name="expected" value={total} />
+          </div>
+        ) : null}
         <p className="self-center text-sm text-slate-600 dark:text-slate-400" aria-live="polite" data-testid="selected-count">
-          {selected === null ? "" : `${selected} selected`}
+          {selected === null ? "" : matching ? `All ${total.toLocaleString("en-US")} matching selected` : `${selected} selected`}
         </p>
         <div className="min-w-[10rem] flex-1 sm:flex-none">
           <label htmlFor="bulk-op" className="label">
@@ -119,6 +142,13 @@ export function BulkBar({ id, pageIds }: { id: string; pageIds: string[] }) {
   );
 }
 
+const filterSummary = (f: MatchingFilters) => {
+  const parts = [f.q ? `search “${f.q}”` : "", f.tag ? `tag #${f.tag}` : "", f.domain ? `domain ${f.domain}` : "", f.status ? `status ${f.status}` : ""].filter(
+    Boolean,
+  );
+  return parts.length ? `Every link with ${parts.join(", ")}.` : "Every link of the workspace.";
+};
+
 const describe = (r: BulkReview, n: string) => {
   switch (r.op) {
     case "add_tag":
@@ -138,14 +168,26 @@ const describe = (r: BulkReview, n: string) => {
 export function BulkConfirm({ review, slugs, cancelHref }: { review: BulkReview; slugs: string[]; cancelHref: string }) {
   const ref = useRef<HTMLHeadingElement>(null);
   useEffect(() => ref.current?.focus(), [review]);
-  const n = `${review.ids.length} ${review.ids.length === 1 ? "link" : "links"}`;
+  const count = review.matching ? review.matching.expected : review.ids.length;
+  const n = `${count.toLocaleString("en-US")} ${count === 1 ? "link" : "links"}${review.matching ? " matching the filters" : ""}`;
   return (
     <section aria-labelledby="bulk-confirm-title" className="alert-info mb-4" data-testid="bulk-confirm">
       <h2 id="bulk-confirm-title" ref={ref} tabIndex={-1} className="font-semibold">
         Confirm: {describe(review, n)}
       </h2>
-      {slugs.length ? <p className="mt-1 break-words text-sm">{slugs.join(", ")}</p> : null}
+      {review.matching ? (
+        <p className="mt-1 text-sm">{filterSummary(review.matching.filters)}</p>
+      ) : slugs.length ? (
+        <p className="mt-1 break-words text-sm">{slugs.join(", ")}</p>
+      ) : null}
       <Form method="post" className="mt-3 flex flex-wrap gap-2">
+        {review.matching ? (
+          <>
+            <input type="hidden" name="scope" value="matching" />
+            <input type="hidden" name="expected" value={review.matching.expected} />
+            {Object.entries(review.matching.filters).map(([k, v]) => (v ? <input key={k} type="hidden" name={`f_${k}`} value={v} /> : null))}
+          </>
+        ) : null}
         {review.ids.map((id) => (
           <input key={id} type="hidden" name="ids" value={id} />
         ))}

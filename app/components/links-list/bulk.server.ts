@@ -2,7 +2,9 @@ import type { AppLoadContext } from "@remix-run/node";
 import { attempt, fieldError } from "../../lib/errors.server";
 import { expiryFromLocal } from "../../lib/link-form";
 import { TAG_RE } from "../../../server/routers/links/links.schema";
-import { BULK_OPS, type BulkActionData, type BulkOp } from "./BulkBar";
+import { BULK_OPS, type BulkActionData, type BulkOp, type MatchingFilters } from "./BulkBar";
+
+const FILTER_KEYS = ["q", "tag", "domain", "status"] as const;
 
 /**
  * The links list's bulk form. `step=review` only reads the form and answers what would happen;
@@ -11,7 +13,15 @@ import { BULK_OPS, type BulkActionData, type BulkOp } from "./BulkBar";
  */
 export async function bulkAction(context: AppLoadContext, request: Request): Promise<BulkActionData> {
   const form = await request.formData();
-  const ids = (form.get("all") === "page" ? form.getAll("page_ids") : form.getAll("ids")).map(String);
+  // "Select all N matching": the list's filters and the count the person saw, instead of ids.
+  const matching =
+    form.get("scope") === "matching"
+      ? {
+          filters: Object.fromEntries(FILTER_KEYS.flatMap((k) => (form.get(`f_${k}`) ? [[k, String(form.get(`f_${k}`))]] : []))) as MatchingFilters,
+          expected: Number(form.get("expected")),
+        }
+      : undefined;
+  const ids = matching ? [] : (form.get("all") === "page" ? form.getAll("page_ids") : form.getAll("ids")).map(String);
   const op = String(form.get("op") ?? "") as BulkOp;
   const tag = String(form.get("tag") ?? "")
     .trim()
@@ -19,7 +29,7 @@ export async function bulkAction(context: AppLoadContext, request: Request): Pro
     .replace(/^#/, "");
   const fail = (field: string, message: string) => ({ error: fieldError({ [field]: [message] }), ids });
   if (!(op in BULK_OPS)) return fail("op", "Choose what to do with the selected links.");
-  if (!ids.length) return fail("ids", "Select at least one link.");
+  if (!matching && !ids.length) return fail("ids", "Select at least one link.");
   if ((op === "add_tag" || op === "remove_tag") && !TAG_RE.test(tag)) return fail("tag", "Give a tag: 1-24 characters of a-z, 0-9 and -.");
   const confirmed = form.get("step") === "confirm";
   let expires: number | null = null;
@@ -27,9 +37,17 @@ export async function bulkAction(context: AppLoadContext, request: Request): Pro
     expires = confirmed ? Number(form.get("expires_at")) : expiryFromLocal(String(form.get("expires_at_local") ?? ""), String(form.get("tz_offset") ?? ""));
     if (expires === null || !Number.isFinite(expires) || expires <= 0) return fail("expires_at", "Give the date and time the links expire at.");
   }
-  if (!confirmed) return { review: { op, ids, tag, expires_at: expires } };
+  if (!confirmed) return { review: { op, ids, tag, expires_at: expires, ...(matching ? { matching } : {}) } };
   const caller = context.caller.link;
   const r = await attempt(request, () => {
+    if (matching) {
+      // As sent: a bad filter or count is the procedure's 400, shown with its fields.
+      const m = matching as { filters: never; expected: number };
+      if (op === "add_tag") return caller.bulkTagMatching({ ...m, add: tag });
+      if (op === "remove_tag") return caller.bulkTagMatching({ ...m, remove: tag });
+      if (op === "set_expiry" || op === "clear_expiry") return caller.bulkExpiryMatching({ ...m, expires_at: expires });
+      return caller.bulkDeleteMatching(m);
+    }
     if (op === "add_tag") return caller.bulkTag({ ids, add: [tag] });
     if (op === "remove_tag") return caller.bulkTag({ ids, remove: [tag] });
     if (op === "set_expiry" || op === "clear_expiry") return caller.bulkExpiry({ ids, expires_at: expires });
