@@ -10,9 +10,10 @@
 //   6. POST /links and GET /links throughput
 //   7. CSV import: 100,000 rows by the command line and by a server's import runner (bench/import.ts)
 //   8. linkslist: the dashboard's links list (link.dashboardList) over 10,000 links with tags and clicks
+//   9. og: redirects while one client floods the share-card images (/_/og/{id}.png, 300 ids) vs without
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000), BENCH_SMALL,
-// BENCH_ONLY (comma list of: redirects,embedded,api,analytics,memory,slugs,ingest,start,import,linkslist),
+// BENCH_ONLY (comma list of: redirects,embedded,api,analytics,memory,slugs,ingest,start,import,linkslist,og),
 // BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds), BENCH_NODE_ARGS (node flags
 // for the server), BENCH_TSX=1 (run the server through tsx instead of its bundle).
 import { execSync } from "node:child_process";
@@ -341,6 +342,9 @@ async function main() {
       }
     }
 
+    // ---- 9. redirects while the share-card images are flooded ----------------------------------------
+    if (on("og")) await benchOgFlood(database, dbUrl.href, path.join(dataDir, "og"), slugs);
+
     // ---- 1b. redirects on the embedded database (PGlite: `npm start` without DATABASE_URL) ----------
     if (on("embedded")) {
       log(`redirects on the embedded database: ${LINKS} links, ${CONNECTIONS} connections, ${ROUNDS}×${SECONDS} s rounds each, alternating`);
@@ -561,6 +565,84 @@ async function main() {
  * 6. POST /links (new link, generated slug) and GET /links (workspace of 100 links), with the CPU
  * the server and PostgreSQL spent per request (where a request's time goes, README Performance).
  */
+/**
+ * An anonymous client cycling through 300 share-card images (4 connections, as fast as answers come)
+ * next to the redirect load, against the same load alone: alternating rounds on one server (its own
+ * data directory, so every image starts unrendered). Images are rendered off the request thread, kept
+ * on disk and budgeted per address, so the redirects should keep nearly all their throughput.
+ */
+async function benchOgFlood(database: Database, databaseUrl: string, dataDir: string, slugs: string[]) {
+  const IMAGES = 300;
+  const FLOOD_CONNECTIONS = 4;
+  log(
+    `redirects while /_/og/ is flooded: ${CONNECTIONS} connections on redirects, ${FLOOD_CONNECTIONS} on ${IMAGES} images, ${ROUNDS}×${SECONDS} s rounds each, alternating`,
+  );
+  const now = Date.now();
+  const cards = Array.from({ length: IMAGES }, (_, i) => ({
+    id: newLinkId(),
+    workspaceId: "public",
+    slug: `og-card-${i}`,
+    url: `https://example.com/card/${i}`,
+    ogTitle: `Share card number ${i}: a title long enough to wrap onto a second line of the image`,
+    createdAt: now,
+    updatedAt: now,
+  }));
+  for (let i = 0; i < cards.length; i += 500) await database.db.insert(links).values(cards.slice(i, i + 500));
+  const app = await startServer(env, { dataDir, databaseUrl });
+  try {
+    const redirectHost = `127.0.0.1:${app.redirectPort}`;
+    const settle = clicksWritten(app.redirectPort);
+    let next = 0;
+    const imageRequest = () =>
+      `GET /_/og/${cards[next++ % cards.length].id}.png HTTP/1.1\r\nHost: ${redirectHost}\r\nUser-Agent: bench-flood\r\nConnection: keep-alive\r\n\r\n`;
+    const redirects = (seconds: number) =>
+      runLoad({ host: "127.0.0.1", port: app.redirectPort, connections: CONNECTIONS, seconds, request: slugRequest(redirectHost, slugs, UA) });
+    const flooded = async (seconds: number) => {
+      const [r, flood] = await Promise.all([
+        redirects(seconds),
+        runLoad({ host: "127.0.0.1", port: app.redirectPort, connections: FLOOD_CONNECTIONS, seconds, request: imageRequest }),
+      ]);
+      return { r, flood };
+    };
+    await redirects(3);
+    await settle();
+    const quiet: LoadResult[] = [];
+    const loud: LoadResult[] = [];
+    const floods: LoadResult[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const k of round % 2 ? (["quiet", "flood"] as const) : (["flood", "quiet"] as const)) {
+        if (k === "quiet") {
+          const r = await redirects(SECONDS);
+          quiet.push(r);
+          console.log(
+            `  round ${round} quiet ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms${await settle()}`,
+          );
+        } else {
+          const { r, flood } = await flooded(SECONDS);
+          loud.push(r);
+          floods.push(flood);
+          console.log(
+            `  round ${round} flood ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms; images ${f(flood.requests / flood.seconds)} req/s ${JSON.stringify(Object.fromEntries(flood.statuses))}${await settle()}`,
+          );
+        }
+      }
+    }
+    const q = merge(quiet);
+    const l = merge(loud);
+    const fl = merge(floods);
+    row("og", "redirects alone", `${f(q.rps)} req/s, p50 ${f(q.p50, 2)} ms, p99 ${f(q.p99, 2)} ms`);
+    row(
+      "og",
+      `redirects while ${FLOOD_CONNECTIONS} connections cycle through ${IMAGES} image ids`,
+      `${f(l.rps)} req/s, p50 ${f(l.p50, 2)} ms, p99 ${f(l.p99, 2)} ms`,
+    );
+    row("og", "the flood's answers", `${f(fl.rps)} req/s: ${[...fl.statuses].map(([s, n]) => `${f(n)}× ${s}`).join(", ")}`);
+    row("og", "redirect throughput flooded/alone", f(l.rps / q.rps, 2), "≥ 0.90", l.rps / q.rps >= 0.9);
+  } finally {
+    await app.stop();
+  }
+}
+
 async function benchApi(app: Server, writerToken: string, readerToken: string) {
   log("API throughput (10 connections, pro-plan tokens)");
   const appPort = app.appPort;

@@ -205,6 +205,19 @@ describe("the disk cache", () => {
   });
 });
 
+describe("one render per card", () => {
+  it("concurrent requests for the same card share one render", async () => {
+    const images = new OgImages({ dir: tempDir() });
+    const [a, b] = await Promise.all([
+      images.get({ title: "Twice at once", subtitle: "go.test" }),
+      images.get({ title: "Twice at once", subtitle: "go.test" }),
+    ]);
+    expect(a.equals(b)).toBe(true);
+    expect(images.renders).toBe(1);
+    await images.close();
+  });
+});
+
 describe("the card's layout", () => {
   it("shows the subtitle: cards differing only in it are different images", async () => {
     const a = Buffer.from(await render({ title: "Same title", subtitle: "go.example.com" }));

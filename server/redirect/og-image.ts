@@ -79,18 +79,37 @@ export class OgImages {
       // The thread leaves when idle: satori, resvg and the fonts hold tens of MB, and most
       // instances render rarely. Lower CPU priority than the request thread: a render may wait.
       idleTimeout: 30_000,
-      niceIncrement: 10,
+      niceIncrement: 19,
     });
   }
 
-  /** The card's PNG: from disk when stored, else rendered (and stored). Throws OgImagesBusy when full. */
+  /**
+   * The card's PNG: from disk when stored, else rendered and stored. `beforeRender` runs only when
+   * this call starts a render (a caller's budget: joining a render under way or reading the file
+   * costs it nothing). Throws OgImagesBusy when the queue is full.
+   */
   async get(card: Card, beforeRender?: () => Promise<void>): Promise<Buffer> {
     const key = cardKey(card);
-    let p = this.inflight.get(key);
-    if (!p) {
-      p = this.load(key, card, beforeRender).finally(() => this.inflight.delete(key));
-      this.inflight.set(key, p);
+    // An unreadable directory leaves the cache empty (every card renders), not the route failing.
+    await (this.ready ??= this.scan().catch(() => {}));
+    if (this.stored.has(key)) {
+      try {
+        const png = await readFile(this.file(key));
+        this.touch(key, png.length);
+        return png;
+      } catch (e) {
+        // Removed behind our back (another instance sharing the directory evicted it): render again.
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        this.forget(key);
+      }
     }
+    let p = this.inflight.get(key);
+    if (p) return p;
+    await beforeRender?.();
+    p = this.inflight.get(key);
+    if (p) return p;
+    p = this.renderAndStore(key, card).finally(() => this.inflight.delete(key));
+    this.inflight.set(key, p);
     return p;
   }
 
@@ -105,20 +124,7 @@ export class OgImages {
 
   private file = (key: string) => path.join(this.dir, `${key}.png`);
 
-  private async load(key: string, card: Card, beforeRender?: () => Promise<void>): Promise<Buffer> {
-    await (this.ready ??= this.scan());
-    if (this.stored.has(key)) {
-      try {
-        const png = await readFile(this.file(key));
-        this.touch(key, png.length);
-        return png;
-      } catch (e) {
-        // Removed behind our back (another instance sharing the directory evicted it): render again.
-        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-        this.forget(key);
-      }
-    }
-    await beforeRender?.();
+  private async renderAndStore(key: string, card: Card): Promise<Buffer> {
     const png = Buffer.from(await this.render(card));
     await this.store(key, png);
     return png;
