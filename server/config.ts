@@ -14,6 +14,13 @@ const httpUrl = z
 const envSchema = z.object({
   APP_URL: httpUrl.default("http://localhost:3000"),
   API_URL: httpUrl.optional(),
+  /** The development server of the API document: a URL whose host holds `{stage}` (unset: derived from API_URL). */
+  API_DEV_URL: z
+    .string()
+    .regex(/^https?:\/\/[^/?#]*\{stage\}/i, "must be an http(s) URL whose host holds {stage}, e.g. https://{stage}.api.example.com")
+    .refine((v) => URL.canParse(v.replaceAll("{stage}", "dev")), "must be an http(s) URL whose host holds {stage}")
+    .transform((v) => v.replace(/\/+$/, ""))
+    .optional(),
   REDIRECT_URL: httpUrl.default("http://localhost:3001"),
   DATABASE_URL: z
     .string()
@@ -77,6 +84,8 @@ const envSchema = z.object({
 export type Config = Readonly<{
   appUrl: URL;
   apiUrl: URL;
+  /** The API document's development server, `{stage}` in its host (API_DEV_URL); undefined: derived from apiUrl. */
+  apiDevUrl?: string;
   redirectUrl: URL;
   /** Host of the redirect domain, with port when it is not the default one. */
   redirectDomain: string;
@@ -141,6 +150,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   return Object.freeze({
     appUrl: new URL(e.APP_URL),
     apiUrl: new URL(apiUrl),
+    apiDevUrl: e.API_DEV_URL ?? devApiUrl(new URL(apiUrl)),
     redirectUrl,
     redirectDomain: redirectUrl.host,
     databaseUrl: e.DATABASE_URL,
@@ -173,4 +183,16 @@ function loadOrCreateSecret(dataDir: string): string {
 /** URL without trailing slash, as a string (for building addresses). */
 export function base(url: URL): string {
   return url.href.replace(/\/+$/, "");
+}
+
+/**
+ * The development stage of an API address: `{stage}.` before its host (`https://{stage}.api.example.com`).
+ * An address has no subdomains: a loopback one becomes `{stage}.localhost`, which resolves to loopback
+ * too; for another, set API_DEV_URL.
+ */
+export function devApiUrl(apiUrl: URL): string {
+  const hostname = apiUrl.hostname.replace(/^\[|\]$/g, "");
+  const loopback = hostname === "::1" || (isIP(hostname) === 4 && hostname.startsWith("127."));
+  const host = loopback ? `localhost${apiUrl.port ? `:${apiUrl.port}` : ""}` : apiUrl.host;
+  return `${apiUrl.protocol}//{stage}.${host}${apiUrl.pathname}`.replace(/\/+$/, "");
 }

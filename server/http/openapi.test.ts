@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { createTestServer, http, type TestServer } from "../test/harness";
+import { parseConfig } from "../config";
+import { tempDataDir } from "../../db/test-db";
+import { buildOpenApiDocument } from "./openapi";
 
 let t: TestServer;
 let doc: any;
@@ -57,9 +60,38 @@ describe("the API description", () => {
     expect(parseYaml(yaml.text)).toEqual(doc);
   });
 
-  it("declares version 1.0.0 and one server, the configured API_URL (no invented development server)", () => {
+  it("declares version 1.0.0, a production server at API_URL and a development server whose host holds a stage variable", () => {
     expect(doc.info.version).toBe("1.0.0");
-    expect(doc.servers).toEqual([{ url: t.api, description: expect.any(String) }]);
+    const api = new URL(t.api);
+    // The test server's API_URL is on 127.0.0.1: an address has no subdomains, `dev.localhost` is loopback too.
+    expect(doc.servers).toEqual([
+      { url: t.api, description: expect.any(String) },
+      {
+        url: `http://{stage}.localhost:${api.port}/api`,
+        description: expect.any(String),
+        variables: { stage: { default: "dev", description: expect.any(String) } },
+      },
+    ]);
+    for (const [apiUrl, dev] of [
+      ["https://api.example.com", "https://{stage}.api.example.com"],
+      ["https://example.com:8443/api/", "https://{stage}.example.com:8443/api"],
+      ["http://[::1]:3000/api", "http://{stage}.localhost:3000/api"],
+    ]) {
+      const config = parseConfig({ API_URL: apiUrl, DATA_DIR: tempDataDir() });
+      expect(buildOpenApiDocument(config).servers?.[1]?.url, apiUrl).toBe(dev);
+      expect(new URL(dev.replace("{stage}", "dev")).hostname.startsWith("dev."), dev).toBe(true);
+    }
+  });
+
+  it("takes the development server from API_DEV_URL when set, and refuses one without {stage} in its host", () => {
+    const dev = "https://{stage}.api.example.com/v1";
+    const config = parseConfig({ APP_URL: "https://app.example.com", DATA_DIR: tempDataDir(), API_DEV_URL: `${dev}/` });
+    expect(buildOpenApiDocument(config).servers).toEqual([
+      { url: "https://app.example.com/api", description: expect.any(String) },
+      { url: dev, description: expect.any(String), variables: { stage: { default: "dev", description: expect.any(String) } } },
+    ]);
+    for (const bad of ["https://api.example.com/{stage}", "ftp://{stage}.example.com", "https://{stage}.exa mple.com"])
+      expect(() => parseConfig({ DATA_DIR: tempDataDir(), API_DEV_URL: bad }), bad).toThrow(/API_DEV_URL/);
   });
 
   it("lists every tag its operations use at the top level, each with a description, and no other", () => {

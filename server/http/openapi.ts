@@ -2,7 +2,7 @@ import { generateOpenApiDocument, type OpenApiRouter } from "trpc-openapi";
 import type { OpenAPIV3 } from "openapi-types";
 import { stringify } from "yaml";
 import type { Config } from "../config";
-import { base } from "../config";
+import { base, devApiUrl } from "../config";
 import { appRouter } from "../routers";
 import type { Meta } from "../trpc/init";
 import { MAX_GEO_RULES, MAX_TAGS } from "../routers/links/links.schema";
@@ -106,9 +106,16 @@ export function buildOpenApiDocument(config: Config): OpenAPIV3.Document {
 
   doc.info.license = { name: "Proprietary", url: `${base(config.appUrl)}/terms` };
   doc.info.contact = { name: "Support", url: `${base(config.appUrl)}/docs` };
-  // Only the configured API_URL: service.md's development server (a stage variable in the host)
-  // maps to no deployment or setting of this service, so declaring it would invent an address.
-  doc.servers = [{ url: apiBase, description: "This deployment (API_URL)" }];
+  // Production, and a development server whose host holds the stage: API_DEV_URL, or API_URL with
+  // `{stage}.` before its host.
+  doc.servers = [
+    { url: apiBase, description: "Production (API_URL)" },
+    {
+      url: config.apiDevUrl ?? devApiUrl(config.apiUrl),
+      description: "Development: the deployment of one stage (API_DEV_URL)",
+      variables: { stage: { default: "dev", description: "Name of the development stage, part of the host" } },
+    },
+  ];
 
   const components = (doc.components ??= {});
   components.responses = {};
