@@ -213,4 +213,65 @@ describe("links list in Chromium", () => {
     await shot(page, "link-page-1280px");
     expect(page.problems).toEqual([]);
   });
+
+  it("compact table view: a row per link, chosen once and remembered, actions in a menu, axe-clean", async () => {
+    const links = Array.from({ length: 55 }, (_, i) => ({ url: `https://example.com/camp-${run}/${i}` }));
+    const made = await ctx.request.post(`${server.appUrl}/api/links/bulk`, { data: { links }, headers: { Origin: server.appUrl } });
+    expect(made.status()).toBe(200);
+    await page.goto(`${server.appUrl}/links`);
+    const cardHeight = (await row(slugs.busy).boundingBox())!.height;
+    await page.getByTestId("view-table").click();
+    await page.waitForURL((u) => u.pathname === "/links" && !u.searchParams.has("view"));
+    await page.getByRole("table", { name: "Links" }).waitFor();
+    const tableHeight = (await row(slugs.busy).boundingBox())!.height;
+    // At least twice as many links on a screen as the cards show.
+    expect(tableHeight * 2).toBeLessThan(cardHeight);
+    expect(await page.getByRole("columnheader").allTextContents()).toEqual(["Select", "Short link", "Destination", "Clicks", "Tags", "Created", "Actions"]);
+    expect(await row(slugs.busy).getByTestId("clicks-total").textContent()).toBe("3");
+    // Remembered: the list opens as a table again.
+    await page.goto(`${server.appUrl}/links?sort=clicks`);
+    await page.getByRole("table", { name: "Links" }).waitFor();
+    await row(slugs.busy).getByLabel(`Actions for ${slugs.busy}`).click();
+    await row(slugs.busy)
+      .getByRole("link", { name: `Edit ${slugs.busy}` })
+      .waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await shot(page, "links-list-table-1280px");
+    await row(slugs.busy)
+      .getByRole("link", { name: `Edit ${slugs.busy}` })
+      .click();
+    await page.waitForURL(new RegExp(`/links/${ids[slugs.busy]}$`));
+    expect(page.problems).toEqual([]);
+  });
+
+  it("select all N matching: a bulk action reaches every link the filters match, beyond the page", async () => {
+    await page.goto(`${server.appUrl}/links?q=camp-${run}`);
+    expect(await page.getByTestId("list-summary").textContent()).toContain("of 55 links");
+    await page.getByLabel("Select all 55 matching links").check();
+    await page.getByTestId("selected-count").filter({ hasText: "All 55 matching selected" }).waitFor();
+    await page.getByLabel("With the selected links").selectOption("add_tag");
+    await page.getByLabel("Tag to add or remove").fill("spring");
+    await page.getByRole("button", { name: "Review…" }).click();
+    const confirm = page.getByTestId("bulk-confirm");
+    expect(await confirm.textContent()).toContain(`Add the tag #spring to 55 links matching the filters`);
+    expect(await confirm.textContent()).toContain(`search “camp-${run}”`);
+    await confirm.getByRole("button", { name: "Confirm for 55 links matching the filters" }).click();
+    await page.getByText("Tagged 55 links #spring.").waitFor();
+    await page.goto(`${server.appUrl}/links?tag=spring`);
+    expect(await page.getByTestId("list-summary").textContent()).toContain("of 55 links");
+
+    // Without JavaScript too, and the view goes back to cards by a plain link.
+    const plain = await browser.newContext({ storageState: await ctx.storageState(), javaScriptEnabled: false, userAgent: USER_AGENT });
+    const p = await plain.newPage();
+    await p.goto(`${server.appUrl}/links?tag=spring`);
+    await p.getByLabel("Select all 55 matching links").check();
+    await p.getByLabel("With the selected links").selectOption("remove_tag");
+    await p.getByLabel("Tag to add or remove").fill("spring");
+    await p.getByRole("button", { name: "Review…" }).click();
+    await p.getByTestId("bulk-confirm").getByRole("button", { name: "Confirm for 55 links matching the filters" }).click();
+    await p.getByText("Removed #spring from 55 links.").waitFor();
+    await p.getByTestId("view-cards").click();
+    await p.getByRole("list", { name: "Links" }).waitFor();
+    await plain.close();
+  });
 });
