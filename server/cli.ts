@@ -15,7 +15,7 @@ import { CommandError, commandFailure, email, importFormat, parse, queueImport, 
 import { IMPORT_MAX_BYTES, IMPORT_MAX_MB } from "./routers/imports/csv-file";
 import type { ImportJobDto } from "./routers/imports/imports.schema";
 import { ensureUploadsDir, runImportJob, summary, uploadName, type JobProgress } from "./routers/imports/imports.service";
-import { newLeaseOwner } from "./routers/imports/runner";
+import { claimJob, newLeaseOwner } from "./routers/imports/runner";
 
 type Result = { ok: true; output: unknown } | { ok: false; failure: { error: string; message: string } };
 
@@ -119,7 +119,9 @@ const finished = (job: ImportJobDto): Result =>
       };
 
 /** The job runs here (PostgreSQL, or PGlite that no server holds); SIGINT/SIGTERM stop after the batch in progress. */
-async function importHere(config: Config, args: { email?: string; workspace?: string; format?: string }, upload: string): Promise<Result> {
+type ImportArgs = { email?: string; workspace?: string; format?: string; "on-conflict"?: string; "title-to"?: string };
+
+async function importHere(config: Config, args: ImportArgs, upload: string): Promise<Result> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite"), poolSize: 2 });
   let stop = false;
   const onSignal = () => {
@@ -129,9 +131,30 @@ async function importHere(config: Config, args: { email?: string; workspace?: st
   process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
   try {
     const owner = newLeaseOwner();
-    const job = await queueImport(database.db, config, { ...args, upload, leaseOwner: owner });
+    const job = await queueImport(database.db, config, {
+      email: args.email,
+      workspace: args.workspace,
+      format: args.format,
+      onConflict: args["on-conflict"],
+      titleTo: args["title-to"],
+      upload,
+      leaseOwner: owner,
+    });
     const show = progressPrinter(job.id);
     const deps = { db: database.db, config, driver: database.driver };
+    // The workspace's imports run one at a time: wait for the earlier ones (a server may run this one meanwhile).
+    for (let said = false; job.status === "queued"; await sleep(500)) {
+      const turn = await claimJob(database.db, job.id, owner, database.driver === "pglite");
+      if (turn === "claimed") break;
+      if (turn === "ended") return finished((await runAdminCommand(database.db, ["links:import:status", "--job", job.id], config)) as ImportJobDto);
+      if (stop)
+        return {
+          ok: false,
+          failure: { error: "INTERRUPTED", message: `import ${job.id} is queued; it runs when a server with this DATABASE_URL and DATA_DIR runs` },
+        };
+      if (!said) process.stderr.write(`import ${job.id}: queued behind another import of this workspace…\n`);
+      said = true;
+    }
     const result = await runImportJob(deps, job.id, owner, { shouldStop: () => stop, onProgress: (p) => show(p) });
     const end = (await runAdminCommand(database.db, ["links:import:status", "--job", job.id], config)) as ImportJobDto;
     show(end, true);
@@ -155,7 +178,7 @@ async function importHere(config: Config, args: { email?: string; workspace?: st
  * The running server holds the embedded database: it queues the job (its import runner takes it at
  * once) and is asked how it goes until the end, across restarts of the server (the job resumes there).
  */
-async function importThroughServer(config: Config, args: { email?: string; workspace?: string; format?: string }, upload: string): Promise<Result> {
+async function importThroughServer(config: Config, args: ImportArgs, upload: string): Promise<Result> {
   const queueArgs = ["links:import:queue", "--upload", upload, ...Object.entries(args).flatMap(([k, v]) => (v === undefined ? [] : [`--${k}`, v]))];
   const queued = await run(config, queueArgs);
   if (!queued.ok) return queued;
@@ -206,7 +229,13 @@ async function importCommand(config: Config, argv: string[]): Promise<Result> {
   const upload = uploadName("cli");
   const copy = path.join(await ensureUploadsDir(config.dataDir), upload);
   await copyFile(values.file, copy);
-  const args = { email: values.email, workspace: values.workspace, format: values.format };
+  const args: ImportArgs = {
+    email: values.email,
+    workspace: values.workspace,
+    format: values.format,
+    "on-conflict": values["on-conflict"],
+    "title-to": values["title-to"],
+  };
   try {
     const info = readAdminEndpointInfo(config.dataDir);
     const serverHolds = !config.databaseUrl && info !== null && alive(info.pid);

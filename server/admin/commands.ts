@@ -13,7 +13,7 @@ import { listReports } from "../routers/reports/reports.service";
 import { createToken } from "../routers/tokens/tokens.service";
 import { IMPORT_FORMATS } from "../routers/imports/formats";
 import { JOB_ID_RE, UPLOAD_RE, type ImportJobDto } from "../routers/imports/imports.schema";
-import { createImportJob, getImportJob, importWorkspace, prepareImport, uploadsDir } from "../routers/imports/imports.service";
+import { checkOptions, createImportJob, getImportJob, importWorkspace, prepareImport, uploadsDir } from "../routers/imports/imports.service";
 import { kickImportRunners } from "../routers/imports/runner";
 
 /** A failure the command line prints as `{"error": code, "message"}` and exits non-zero on. */
@@ -30,7 +30,7 @@ export const USAGE = `usage:
   cli user:create --email a@b.c [--name N] [--plan free|pro] [--admin]
   cli token:create --email a@b.c [--name N]
   cli reports:list [--status open|dismissed|link_deleted]
-  cli links:import --email a@b.c --file links.csv [--format auto|${IMPORT_FORMATS.join("|")}] [--workspace ID]`;
+  cli links:import --email a@b.c --file links.csv [--format auto|${IMPORT_FORMATS.join("|")}] [--workspace ID] [--on-conflict reject|generate|domain:<name>] [--title-to title|og_title|ignore]`;
 
 const options = {
   email: { type: "string" },
@@ -41,6 +41,8 @@ const options = {
   file: { type: "string" },
   format: { type: "string" },
   workspace: { type: "string" },
+  "on-conflict": { type: "string" },
+  "title-to": { type: "string" },
   // links:import's steps through a running server (server/cli.ts): the upload's name, the job.
   upload: { type: "string" },
   job: { type: "string" },
@@ -102,6 +104,8 @@ export async function runAdminCommand(db: DbOrTx, args: string[], config?: Confi
         upload: values.upload,
         format: values.format,
         workspace: values.workspace,
+        onConflict: values["on-conflict"],
+        titleTo: values["title-to"],
       });
       kickImportRunners();
       return job;
@@ -131,7 +135,7 @@ export const importFormat = (value: string | undefined) => {
 export async function queueImport(
   db: DbOrTx,
   config: Config,
-  o: { email?: string; upload?: string; format?: string; workspace?: string; leaseOwner?: string },
+  o: { email?: string; upload?: string; format?: string; workspace?: string; leaseOwner?: string; onConflict?: string; titleTo?: string },
 ): Promise<ImportJobDto> {
   if (!o.upload || !UPLOAD_RE.test(o.upload)) throw new CommandError("USAGE", `--upload must name a file in DATA_DIR/imports/uploads\n${USAGE}`);
   const format = importFormat(o.format);
@@ -143,9 +147,10 @@ export async function queueImport(
   const workspaceId = await importWorkspace(db, user.id, o.workspace).catch(() => {
     throw new CommandError("NOT_FOUND", `no workspace ${o.workspace} of this user`);
   });
+  const options = await checkOptions(db, workspaceId, { on_conflict: o.onConflict, title_to: o.titleTo });
   const file = path.join(uploadsDir(config.dataDir), o.upload);
   const prepared = await prepareImport(file, format);
-  return createImportJob({ db, config }, { workspaceId, userId: user.id, upload: file, prepared, leaseOwner: o.leaseOwner });
+  return createImportJob({ db, config }, { workspaceId, userId: user.id, upload: file, prepared, leaseOwner: o.leaseOwner, options });
 }
 
 async function importStatus(db: DbOrTx, id: string | undefined): Promise<ImportJobDto> {

@@ -16,10 +16,34 @@ export const mappingSchema = z
   .strict();
 
 export const inspectInput = z.object({ upload: uploadSchema, format: formatSchema.default("auto") }).strict();
-export const startInput = z.object({ upload: uploadSchema, format: formatSchema.default("auto"), mapping: mappingSchema.optional() }).strict();
+/** What a row whose slug is taken does; `domain:<name>` names a verified domain of the workspace. */
+export const onConflictSchema = text()
+  .max(300)
+  .regex(/^(reject|generate|domain:[0-9a-z.-]{1,253})$/, "must be reject, generate or domain:<a verified domain of this workspace>");
+/** Where the source's title goes: the label people see (title), the share card's title (og_title), or nowhere. */
+export const titleToSchema = z.enum(["title", "og_title", "ignore"]);
+
+export const startInput = z
+  .object({
+    upload: uploadSchema,
+    format: formatSchema.default("auto"),
+    mapping: mappingSchema.optional(),
+    on_conflict: onConflictSchema.default("reject"),
+    title_to: titleToSchema.default("title"),
+  })
+  .strict();
 export const jobInput = z.object({ id: jobIdSchema }).strict();
 
-const rejectOutput = z.object({ row: z.number().int(), error: z.string(), fields: z.record(z.string(), z.array(z.string())).optional() });
+/** A refused row: its number, its slug and URL as the file gave them, the code and what is wrong. */
+const rejectOutput = z.object({
+  row: z.number().int(),
+  error: z.string(),
+  slug: z.string().optional(),
+  url: z.string().optional(),
+  fields: z.record(z.string(), z.array(z.string())).optional(),
+});
+/** A row whose slug was taken and that went in under another short URL. */
+const movedOutput = z.object({ row: z.number().int(), slug: z.string(), url: z.string(), short_url: z.string() });
 
 export const jobOutput = z.object({
   id: z.string(),
@@ -33,6 +57,10 @@ export const jobOutput = z.object({
   rejected: z.number().int(),
   /** The first MAX_STORED_REJECTS rejected rows; `rejected` counts all of them. */
   rejects: z.array(rejectOutput),
+  /** The first MAX_STORED_REJECTS rows that went in under a new short URL (their slug was taken). */
+  moved: z.array(movedOutput),
+  on_conflict: z.string(),
+  title_to: titleToSchema,
   error: z.string().nullable(),
   created_at: z.number().int(),
   updated_at: z.number().int(),

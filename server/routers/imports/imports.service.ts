@@ -2,17 +2,18 @@ import { existsSync } from "node:fs";
 import { mkdir, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../../db/client";
-import { importJobs, memberships, users, type ImportReject } from "../../../db/schema";
+import { domains, importJobs, memberships, users, type ImportMoved, type ImportOptions, type ImportReject } from "../../../db/schema";
 import type { Config } from "../../config";
 import { AppError, notFound, toPublicError, type ErrorCode, type Fields } from "../../domain/errors";
 import { newId, newLinkId, randomString, BASE36 } from "../../lib/ids";
-import { pickFreeSlugs } from "../../lib/slugs";
+import { pickFreeDomainSlug, pickFreeSlugs } from "../../lib/slugs";
+import { linkCacheKey } from "../../core/lookup";
 import type { Logger } from "../../lib/log";
 import { LINK_CHANNEL } from "../../core/services";
 import { createLinkInput, type CreateLinkInput } from "../links/links.schema";
-import { checkNoLoops, PUBLIC_WORKSPACE_ID } from "../links/links.service";
+import { checkNoLoops, PUBLIC_WORKSPACE_ID, shortUrl } from "../links/links.service";
 import { lockWorkspace } from "../workspaces/workspace-lock";
 import { csvRecords, fileDelimiter, fileError, inspectFile, type FileInspection } from "./csv-file";
 import { defaultMapping, detectFormat, IMPORT_FORMATS, readRow, type ImportFormat, type Mapping } from "./formats";
@@ -58,6 +59,9 @@ export function toJobDto(row: JobRow): ImportJobDto {
     skipped: row.skipped,
     rejected: row.rejected,
     rejects: row.rejects ?? [],
+    moved: row.moved ?? [],
+    on_conflict: row.options?.on_conflict ?? "reject",
+    title_to: row.options?.title_to ?? "title",
     error: row.error,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -72,6 +76,8 @@ export const summary = (job: ImportJobDto) => ({
   skipped: job.skipped,
   rejected: job.rejected,
   rejects: job.rejects,
+  // Rows whose slug was taken and that went in under a new short URL (only when the job's rule moved some).
+  ...(job.moved.length ? { moved: job.moved } : {}),
 });
 
 // ---- preparing a job ---------------------------------------------------------------------------
@@ -145,12 +151,15 @@ export async function importWorkspace(db: DbOrTx, userId: string, workspaceId?: 
 
 /**
  * Makes the job: the upload moves to DATA_DIR/imports/<job id>.csv, where it stays until the job
- * ends, and the job row is inserted (queued, or already claimed by `leaseOwner` when the caller runs
- * it itself: the command line on PostgreSQL).
+ * ends, and the job row is inserted. A workspace's imports run one at a time, oldest first (two at
+ * once would each miss the other's uncommitted links and create the same URL twice): the job is
+ * queued behind any unfinished one, and only the workspace's oldest unfinished job can be claimed.
+ * `leaseOwner`: the caller runs it itself (the command line on PostgreSQL) when it is first in line;
+ * otherwise it is queued and the caller waits for its turn (claimJob).
  */
 export async function createImportJob(
   deps: { db: DbOrTx; config: Config },
-  o: { workspaceId: string; userId: string; upload: string; prepared: PreparedImport; leaseOwner?: string },
+  o: { workspaceId: string; userId: string; upload: string; prepared: PreparedImport; leaseOwner?: string; options?: ImportOptions },
 ): Promise<ImportJobDto> {
   if (o.workspaceId === PUBLIC_WORKSPACE_ID) throw notFound();
   const id = newId();
@@ -162,25 +171,46 @@ export async function createImportJob(
     // Another request started an import of this upload a moment ago.
     throw new AppError("VALIDATION_FAILED", { fields: { upload: ["is gone: upload the file again"] }, message: "upload: is gone" });
   }
-  const now = Date.now();
   try {
-    const [row] = await deps.db
-      .insert(importJobs)
-      .values({
-        id,
-        workspaceId: o.workspaceId,
-        userId: o.userId,
-        status: o.leaseOwner ? "running" : "queued",
-        format: o.prepared.format,
-        mapping: o.prepared.mapping as Record<string, string>,
-        sourcePath: path.relative(deps.config.dataDir, dest),
-        rowsTotal: o.prepared.inspection.rows,
-        leaseOwner: o.leaseOwner ?? null,
-        leaseUntil: o.leaseOwner ? now + LEASE_MS : null,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
+    const row = await deps.db.transaction(async (tx) => {
+      // One creator at a time per workspace, so the line's order is the order of created_at.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`import_jobs:${o.workspaceId}`}, 0))`);
+      const [ahead] = await tx
+        .select({ createdAt: importJobs.createdAt })
+        .from(importJobs)
+        .where(and(eq(importJobs.workspaceId, o.workspaceId), inArray(importJobs.status, ["queued", "running"])))
+        .orderBy(desc(importJobs.createdAt))
+        .limit(1);
+      const [last] = ahead
+        ? [ahead]
+        : await tx
+            .select({ createdAt: importJobs.createdAt })
+            .from(importJobs)
+            .where(eq(importJobs.workspaceId, o.workspaceId))
+            .orderBy(desc(importJobs.createdAt))
+            .limit(1);
+      const now = Math.max(Date.now(), (last?.createdAt ?? 0) + 1);
+      const runNow = o.leaseOwner !== undefined && !ahead;
+      const [inserted] = await tx
+        .insert(importJobs)
+        .values({
+          id,
+          workspaceId: o.workspaceId,
+          userId: o.userId,
+          status: runNow ? "running" : "queued",
+          format: o.prepared.format,
+          mapping: o.prepared.mapping as Record<string, string>,
+          options: o.options ?? {},
+          sourcePath: path.relative(deps.config.dataDir, dest),
+          rowsTotal: o.prepared.inspection.rows,
+          leaseOwner: runNow ? o.leaseOwner! : null,
+          leaseUntil: runNow ? now + LEASE_MS : null,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      return inserted;
+    });
     return toJobDto(row);
   } catch (e) {
     await unlink(dest).catch(() => {});
@@ -200,7 +230,7 @@ export async function getImportJob(db: DbOrTx, workspaceId: string, id: string):
 /** The workspace's recent imports, newest first, without their reports. */
 export async function listImportJobs(db: DbOrTx, workspaceId: string, limit = 10): Promise<ImportJobDto[]> {
   const rows = await db.select().from(importJobs).where(eq(importJobs.workspaceId, workspaceId)).orderBy(desc(importJobs.createdAt)).limit(limit);
-  return rows.map((r) => ({ ...toJobDto(r), rejects: [] }));
+  return rows.map((r) => ({ ...toJobDto(r), rejects: [], moved: [] }));
 }
 
 // ---- rows --------------------------------------------------------------------------------------
@@ -208,13 +238,35 @@ export async function listImportJobs(db: DbOrTx, workspaceId: string, limit = 10
 type Placed = { row: number; input: CreateLinkInput; createdAt?: number };
 type Checked = { ok: Placed } | { reject: ImportReject };
 
-const reject = (row: number, error: string, fields?: Fields): { reject: ImportReject } => ({
-  reject: fields && Object.keys(fields).length ? { row, error, fields } : { row, error },
+/** What the file said a row's slug and URL were: the report shows them beside the reason. */
+type Said = { slug?: string; url?: string };
+const cut = (v: unknown, max = 200) => (typeof v === "string" && v ? (v.length > max ? v.slice(0, max) + "…" : v) : undefined);
+const said = (body: Record<string, unknown>): Said => ({ slug: cut(body.slug, 60), url: cut(body.url, 300) });
+
+const reject = (row: number, error: string, fields?: Fields, from: Said = {}): { reject: ImportReject } => ({
+  reject: {
+    row,
+    error,
+    ...(from.slug ? { slug: from.slug } : {}),
+    ...(from.url ? { url: from.url } : {}),
+    ...(fields && Object.keys(fields).length ? { fields } : {}),
+  },
 });
+
+/** Where the source's title goes (the dashboard's mapping step): the label people see, the share card's title, or nowhere. */
+export const TITLE_TARGETS = ["title", "og_title", "ignore"] as const;
+export type TitleTarget = (typeof TITLE_TARGETS)[number];
+/** What a row whose slug is taken does: rejected, a generated slug instead, or the same slug on a verified domain of the workspace. */
+export type OnConflict = "reject" | "generate" | `domain:${string}`;
+export const ON_CONFLICT_RE = /^(reject|generate|domain:[0-9a-z.-]{1,253})$/;
+
+/** Longest share-card title (POST /links's og_title). */
+const OG_TITLE_MAX = 120;
 
 /**
  * One CSV record through the same checks as a POST /links body (its schema, then the loop check),
- * plus the import's own: no more cells than the header row has, times that parse.
+ * plus the import's own: no more cells than the header row has, times that parse, and no link that
+ * had a visit password (no export carries it, so it would become public: PASSWORD_NOT_EXPORTABLE).
  */
 export function checkRow(
   config: Config,
@@ -224,12 +276,27 @@ export function checkRow(
   width: number,
   row: number,
   record: string[],
+  titleTo: TitleTarget = "title",
 ): Checked {
   if (record.length > width) return reject(row, "VALIDATION_FAILED", { row: [`has ${record.length} columns; the header row has ${width}`] });
   const candidate = readRow(format, mapping, columns, record);
+  const from = said(candidate.body);
+  if ((candidate as { passwordProtected?: boolean }).passwordProtected) {
+    return reject(
+      row,
+      "PASSWORD_NOT_EXPORTABLE",
+      { password: ["the link had a visit password, which no export carries; it was not imported, so it does not become public"] },
+      from,
+    );
+  }
+  const body = { ...candidate.body };
+  if (typeof body.title === "string") {
+    if (titleTo === "og_title" && body.og_title === undefined) body.og_title = cut(body.title, OG_TITLE_MAX - 1);
+    if (titleTo !== "title") delete body.title;
+  }
   let error: string | undefined;
   const fields: Fields = {};
-  const parsed = createLinkInput.safeParse(candidate.body);
+  const parsed = createLinkInput.safeParse(body);
   if (!parsed.success) {
     const pub = toPublicError(parsed.error).body;
     error = pub.error;
@@ -244,130 +311,245 @@ export function checkRow(
     }
   }
   for (const [k, v] of Object.entries(candidate.fields)) fields[k] = [...(fields[k] ?? []), ...v];
-  if (error || Object.keys(fields).length) return reject(row, error ?? "VALIDATION_FAILED", fields);
+  if (error || Object.keys(fields).length) return reject(row, error ?? "VALIDATION_FAILED", fields, from);
   return { ok: { row, input: parsed.data!, createdAt: candidate.createdAt } };
 }
 
 const json = (v: unknown) => JSON.stringify(v);
 
-type LinkOwner = { slug: string; url: string; workspace_id: string; kind: string };
+type LinkOwner = { slug: string; url: string; workspace_id: string; kind: string; domain_id: string | null };
+/** A slug's place: its domain (null: the default redirect domain) and the slug. */
+const placeKey = (domainId: string | null, slug: string) => linkCacheKey(domainId, slug);
 
-async function owners(tx: DbOrTx, slugs: string[]): Promise<Map<string, LinkOwner>> {
+async function owners(tx: DbOrTx, slugs: string[], domainIds: string[]): Promise<Map<string, LinkOwner>> {
   if (!slugs.length) return new Map();
   const rows = rowsOf<LinkOwner>(
     await tx.execute(sql`
-      select slug, url, workspace_id, kind from links
-      where slug = any(array(select json_array_elements_text(${json(slugs)}::json))) and deleted_at is null and domain_id is null`),
+      select slug, url, workspace_id, kind, domain_id from links
+      where slug = any(array(select json_array_elements_text(${json(slugs)}::json))) and deleted_at is null
+        and (domain_id is null or domain_id = any(array(select json_array_elements_text(${json(domainIds)}::json))))`),
   );
-  return new Map(rows.map((r) => [r.slug, r]));
+  return new Map(rows.map((r) => [placeKey(r.domain_id, r.slug), r]));
 }
 
-type BatchOutcome = { created: string[]; skipped: number; rejects: ImportReject[] };
+/** What a job knows while it places rows: the workspace, its verified domains, the taken-slug rule, how short URLs read. */
+export type PlaceContext = {
+  workspaceId: string;
+  /** Verified domains of the workspace, by name. */
+  domains: Map<string, string>;
+  onConflict: { kind: "reject" } | { kind: "generate" } | { kind: "domain"; id: string; name: string };
+  shortUrl: (domainName: string | null, slug: string) => string;
+};
+
+type BatchOutcome = { created: string[]; skipped: number; rejects: ImportReject[]; moved: ImportMoved[] };
+type Target = { p: Placed; domainId: string | null; domainName: string | null; slug: string; generated: boolean; movedFrom?: string };
 
 /**
  * Puts a batch's valid rows into the workspace, inside the caller's transaction. A slug already
  * pointing at the same URL in the workspace (or earlier in the batch) is skipped; taken otherwise,
- * LINK_ID_ALREADY_IN_USE. A row without slug is skipped when the workspace already links to its
- * URL (so a second run of a file creates nothing), else gets a generated slug. The unique index
- * decides races with concurrent writers (ON CONFLICT DO NOTHING, then a second look).
+ * the job's rule decides: LINK_ID_ALREADY_IN_USE, a generated slug, or the same slug on the domain
+ * named (each new short URL is in `moved`). A row without slug is skipped when the workspace already
+ * links to its URL (so a second run of a file creates nothing), else gets a generated slug. The
+ * unique indexes decide races with concurrent writers (ON CONFLICT DO NOTHING, then a second look).
  */
-async function placeRows(tx: DbOrTx, workspaceId: string, rows: Placed[]): Promise<BatchOutcome> {
-  const out: BatchOutcome = { created: [], skipped: 0, rejects: [] };
+async function placeRows(tx: DbOrTx, ctx: PlaceContext, rows: Placed[]): Promise<BatchOutcome> {
+  const { workspaceId } = ctx;
+  const out: BatchOutcome = { created: [], skipped: 0, rejects: [], moved: [] };
   const now = Date.now();
   const sameLink = (o: LinkOwner | undefined, url: string) => o !== undefined && o.workspace_id === workspaceId && o.url === url && o.kind === "link";
-  const settle = (p: Placed, owner: LinkOwner | undefined) => {
-    if (sameLink(owner, p.input.url)) out.skipped++;
-    else out.rejects.push({ row: p.row, error: "LINK_ID_ALREADY_IN_USE" satisfies ErrorCode });
-  };
+  const fromRow = (p: Placed): Said => ({ slug: p.input.slug, url: cut(p.input.url, 300) });
+  const onDomain = (name: string | null) => (name ? ` on ${name}` : "");
 
-  const withSlug = rows.filter((r) => r.input.slug !== undefined);
-  const existing = await owners(tx, [...new Set(withSlug.map((r) => r.input.slug!))]);
-  const claimed = new Map<string, LinkOwner>();
-  const toInsert: { p: Placed; slug: string; generated: boolean }[] = [];
-  for (const p of withSlug) {
-    const slug = p.input.slug!;
-    const owner = claimed.get(slug) ?? existing.get(slug);
-    if (owner) settle(p, owner);
-    else {
-      claimed.set(slug, { slug, url: p.input.url, workspace_id: workspaceId, kind: "link" });
-      toInsert.push({ p, slug, generated: false });
-    }
+  // Each row's domain: its own (a verified domain of the workspace), else the default one.
+  const placed: { p: Placed; domainId: string | null; domainName: string | null }[] = [];
+  for (const p of rows) {
+    const name = (p.input as { domain?: string | null }).domain ?? null;
+    if (!name) placed.push({ p, domainId: null, domainName: null });
+    else if (ctx.domains.has(name)) placed.push({ p, domainId: ctx.domains.get(name)!, domainName: name });
+    else out.rejects.push(reject(p.row, "VALIDATION_FAILED", { domain: ["is not a verified domain of this workspace"] }, fromRow(p)).reject);
   }
 
-  let needSlug: Placed[] = [];
-  const noSlug = rows.filter((r) => r.input.slug === undefined);
+  const withSlug = placed.filter((r) => r.p.input.slug !== undefined);
+  const domainIds = [...new Set([...ctx.domains.values()])];
+  const existing = await owners(tx, [...new Set(withSlug.map((r) => r.p.input.slug!))], domainIds);
+  const claimed = new Map<string, LinkOwner>();
+  const ownerOf = (key: string) => claimed.get(key) ?? existing.get(key);
+  const claim = (t: Target) =>
+    claimed.set(placeKey(t.domainId, t.slug), { slug: t.slug, url: t.p.input.url, workspace_id: workspaceId, kind: "link", domain_id: t.domainId });
+  const toInsert: Target[] = [];
+  let needSlug: Target[] = [];
+  const noSlug: Target[] = [];
+  const taken = (t: { p: Placed; domainName: string | null }, also?: string) =>
+    out.rejects.push(
+      reject(
+        t.p.row,
+        "LINK_ID_ALREADY_IN_USE" satisfies ErrorCode,
+        { slug: [`is taken by another link${onDomain(t.domainName)}${also ? ` and on ${also}` : ""}`] },
+        fromRow(t.p),
+      ).reject,
+    );
+  for (const r of withSlug) {
+    const slug = r.p.input.slug!;
+    const owner = ownerOf(placeKey(r.domainId, slug));
+    const t: Target = { ...r, slug, generated: false };
+    if (!owner) {
+      claim(t);
+      toInsert.push(t);
+    } else if (sameLink(owner, r.p.input.url)) out.skipped++;
+    else if (ctx.onConflict.kind === "generate") noSlug.push({ ...t, movedFrom: slug });
+    else if (ctx.onConflict.kind === "domain" && ctx.onConflict.id !== r.domainId) {
+      const there = { ...t, domainId: ctx.onConflict.id, domainName: ctx.onConflict.name, movedFrom: slug };
+      const other = ownerOf(placeKey(there.domainId, slug));
+      if (!other) {
+        claim(there);
+        toInsert.push(there);
+      } else if (sameLink(other, r.p.input.url)) out.skipped++;
+      else taken(r, ctx.onConflict.name);
+    } else taken(r);
+  }
+  noSlug.push(...placed.filter((r) => r.p.input.slug === undefined).map((r) => ({ ...r, slug: "", generated: true })));
+
   if (noSlug.length) {
     const linked = new Set(
       rowsOf<{ url: string }>(
         await tx.execute(sql`
           select distinct url from links
-          where url = any(array(select json_array_elements_text(${json([...new Set(noSlug.map((r) => r.input.url))])}::json)))
+          where url = any(array(select json_array_elements_text(${json([...new Set(noSlug.map((r) => r.p.input.url))])}::json)))
             and workspace_id = ${workspaceId} and kind = 'link' and deleted_at is null`),
       ).map((r) => r.url),
     );
     for (const o of claimed.values()) linked.add(o.url);
-    for (const p of noSlug) {
-      if (linked.has(p.input.url)) out.skipped++;
+    for (const t of noSlug) {
+      if (linked.has(t.p.input.url)) out.skipped++;
       else {
-        linked.add(p.input.url);
-        needSlug.push(p);
+        linked.add(t.p.input.url);
+        needSlug.push(t);
       }
     }
   }
 
   for (let round = 0; toInsert.length || needSlug.length; round++) {
     if (needSlug.length) {
-      const slugs = round < 8 ? await pickFreeSlugs(tx, needSlug.length) : [];
-      needSlug.forEach((p, i) => {
-        if (slugs[i]) toInsert.push({ p, slug: slugs[i], generated: true });
-        else out.rejects.push({ row: p.row, error: "SLUGS_EXHAUSTED" satisfies ErrorCode });
+      const onDefault = needSlug.filter((t) => t.domainId === null);
+      const slugs = round < 8 ? await pickFreeSlugs(tx, onDefault.length) : [];
+      onDefault.forEach((t, i) => {
+        if (slugs[i]) toInsert.push({ ...t, slug: slugs[i], generated: true });
+        else out.rejects.push(reject(t.p.row, "SLUGS_EXHAUSTED" satisfies ErrorCode, { slug: ["no generated slug is free"] }, fromRow(t.p)).reject);
       });
+      for (const t of needSlug.filter((x) => x.domainId !== null)) {
+        const slug = round < 8 ? await pickFreeDomainSlug(tx, t.domainId!).catch(() => "") : "";
+        if (slug) toInsert.push({ ...t, slug, generated: true });
+        else
+          out.rejects.push(
+            reject(t.p.row, "SLUGS_EXHAUSTED" satisfies ErrorCode, { slug: [`no generated slug is free${onDomain(t.domainName)}`] }, fromRow(t.p)).reject,
+          );
+      }
       needSlug = [];
     }
     if (!toInsert.length) break;
-    const values = toInsert.map(({ p, slug }) => ({
+    const values = toInsert.map(({ p, slug, domainId }) => ({
       id: newLinkId(),
       slug,
+      domain_id: domainId,
       url: p.input.url,
+      title: (p.input as { title?: string | null }).title || null,
       tags: p.input.tags ?? [],
       expires_at: p.input.expires_at ?? null,
+      expiration_url: p.input.expiration_url ?? null,
+      targeting: p.input.targeting ?? null,
       og_title: p.input.og_title || null,
       og_description: p.input.og_description || null,
+      og_image: p.input.og_image ?? null,
       created_at: p.createdAt ?? now,
       updated_at: Math.max(now, p.createdAt ?? now),
     }));
     // One JSON parameter for the whole batch: a thousand rows' worth of bound parameters costs more to build than to insert.
     const inserted = new Set(
-      rowsOf<{ slug: string }>(
+      rowsOf<{ id: string }>(
         await tx.execute(sql`
-          insert into links (id, workspace_id, slug, url, kind, tags, expires_at, og_title, og_description, created_at, updated_at)
-          select r.id, ${workspaceId}, r.slug, r.url, 'link', r.tags, r.expires_at, r.og_title, r.og_description, r.created_at, r.updated_at
+          insert into links (id, workspace_id, slug, domain_id, url, kind, title, tags, expires_at, expiration_url, targeting, og_title, og_description, og_image, created_at, updated_at)
+          select r.id, ${workspaceId}, r.slug, r.domain_id, r.url, 'link', r.title, r.tags, r.expires_at, r.expiration_url, r.targeting, r.og_title, r.og_description, r.og_image, r.created_at, r.updated_at
           from json_to_recordset(${json(values)}::json) as r(
-            id text, slug text, url text, tags text[], expires_at bigint, og_title text, og_description text, created_at bigint, updated_at bigint)
+            id text, slug text, domain_id text, url text, title text, tags text[], expires_at bigint, expiration_url text, targeting jsonb, og_title text, og_description text,
+            og_image text, created_at bigint, updated_at bigint)
           on conflict do nothing
-          returning slug`),
-      ).map((r) => r.slug),
+          returning id`),
+      ).map((r) => r.id),
     );
-    const lost = toInsert.filter((x) => !inserted.has(x.slug));
-    out.created.push(...toInsert.filter((x) => inserted.has(x.slug)).map((x) => x.slug));
+    const lost: Target[] = [];
+    toInsert.forEach((t, i) => {
+      if (!inserted.has(values[i].id)) return void lost.push(t);
+      out.created.push(linkCacheKey(t.domainId, t.slug));
+      if (t.movedFrom !== undefined) out.moved.push({ row: t.p.row, slug: t.movedFrom, url: t.p.input.url, short_url: ctx.shortUrl(t.domainName, t.slug) });
+    });
     toInsert.length = 0;
     if (!lost.length) break;
     // Taken meanwhile by another writer (or, once in a blue moon, an id drawn twice): look again.
     const now2 = await owners(
       tx,
       lost.filter((x) => !x.generated).map((x) => x.slug),
+      domainIds,
     );
     for (const x of lost) {
-      if (x.generated) needSlug.push(x.p);
-      else if (now2.has(x.slug)) settle(x.p, now2.get(x.slug));
-      else toInsert.push(x);
+      const owner = now2.get(placeKey(x.domainId, x.slug));
+      if (x.generated) needSlug.push(x);
+      else if (!owner) toInsert.push(x);
+      else if (sameLink(owner, x.p.input.url)) out.skipped++;
+      else taken(x);
     }
   }
   out.rejects.sort((a, b) => a.row - b.row);
+  out.moved.sort((a, b) => a.row - b.row);
   return out;
 }
 
 // ---- running a job -----------------------------------------------------------------------------
+
+/** The workspace's verified domains by name. */
+async function verifiedDomains(db: DbOrTx, workspaceId: string): Promise<Map<string, string>> {
+  const rows = await db
+    .select({ id: domains.id, name: domains.name })
+    .from(domains)
+    .where(and(eq(domains.workspaceId, workspaceId), eq(domains.verified, true)));
+  return new Map(rows.map((r) => [r.name, r.id]));
+}
+
+/** What placeRows needs for a job; a string: why the job cannot go on (its domain for taken slugs is no longer verified). */
+async function placeContext(deps: ImportDeps, workspaceId: string, options: ImportOptions): Promise<PlaceContext | string> {
+  const known = await verifiedDomains(deps.db, workspaceId);
+  const rule = options.on_conflict ?? "reject";
+  let onConflict: PlaceContext["onConflict"] = { kind: rule === "generate" ? "generate" : "reject" };
+  if (rule.startsWith("domain:")) {
+    const name = rule.slice("domain:".length);
+    const id = known.get(name);
+    if (!id) return `${name} is no longer a verified domain of this workspace, so rows with a taken slug have nowhere to go`;
+    onConflict = { kind: "domain", id, name };
+  }
+  return { workspaceId, domains: known, onConflict, shortUrl: (name, slug) => shortUrl(deps.config, slug, name) };
+}
+
+/**
+ * The job's options, checked: `domain:<name>` must name a verified domain of the workspace.
+ * A bad one is a 400 naming `on_conflict` (or `title_to`), before any job exists.
+ */
+export async function checkOptions(db: DbOrTx, workspaceId: string, o: { on_conflict?: string; title_to?: string }): Promise<ImportOptions> {
+  const fields: Fields = {};
+  const onConflict = o.on_conflict ?? "reject";
+  if (!ON_CONFLICT_RE.test(onConflict)) fields.on_conflict = ["must be reject, generate or domain:<a verified domain of this workspace>"];
+  else if (onConflict.startsWith("domain:") && !(await verifiedDomains(db, workspaceId)).has(onConflict.slice(7))) {
+    fields.on_conflict = [`${onConflict.slice(7)} is not a verified domain of this workspace`];
+  }
+  const titleTo = o.title_to ?? "title";
+  if (!(TITLE_TARGETS as readonly string[]).includes(titleTo)) fields.title_to = [`must be one of ${TITLE_TARGETS.join(", ")}`];
+  if (Object.keys(fields).length)
+    throw new AppError("VALIDATION_FAILED", {
+      fields,
+      message: Object.entries(fields)
+        .map(([k, v]) => `${k}: ${v[0]}`)
+        .join("; "),
+    });
+  return { on_conflict: onConflict as OnConflict, title_to: titleTo as TitleTarget };
+}
 
 export type JobProgress = Pick<ImportJobDto, "rows" | "rows_done" | "created" | "skipped" | "rejected">;
 
@@ -376,7 +558,7 @@ export type JobProgress = Pick<ImportJobDto, "rows" | "rows_done" | "created" | 
  * `from`), the batch's links go in, and the job's counters, report and cursor move past the batch.
  * A stop at any point either committed all of it or none of it. Null: the job is no longer ours.
  */
-async function commitBatch(deps: ImportDeps, job: JobRow, owner: string, from: number, batch: Checked[]): Promise<JobProgress | null> {
+async function commitBatch(deps: ImportDeps, job: JobRow, ctx: PlaceContext, owner: string, from: number, batch: Checked[]): Promise<JobProgress | null> {
   return deps.db.transaction(async (tx) => {
     // The workspace before the job row, in the order its deletion takes them; gone: so is the job.
     if (!(await lockWorkspace(tx, job.workspaceId))) return null;
@@ -385,10 +567,10 @@ async function commitBatch(deps: ImportDeps, job: JobRow, owner: string, from: n
       .update(importJobs)
       .set({ leaseUntil: now + LEASE_MS, updatedAt: now })
       .where(and(eq(importJobs.id, job.id), eq(importJobs.leaseOwner, owner), eq(importJobs.rowsDone, from)))
-      .returning({ rejected: importJobs.rejected });
+      .returning({ rejected: importJobs.rejected, moved: sql<number>`jsonb_array_length(${importJobs.moved})` });
     if (!locked) return null;
     const ok = batch.flatMap((c) => ("ok" in c ? [c.ok] : []));
-    const outcome = await placeRows(tx, job.workspaceId, ok);
+    const outcome = await placeRows(tx, ctx, ok);
     const rejects = [...batch.flatMap((c) => ("reject" in c ? [c.reject] : [])), ...outcome.rejects].sort((a, b) => a.row - b.row);
     const room = Math.max(0, MAX_STORED_REJECTS - locked.rejected);
     const [row] = await tx
@@ -399,6 +581,9 @@ async function commitBatch(deps: ImportDeps, job: JobRow, owner: string, from: n
         skipped: sql`${importJobs.skipped} + ${outcome.skipped}`,
         rejected: sql`${importJobs.rejected} + ${rejects.length}`,
         ...(room && rejects.length ? { rejects: sql`${importJobs.rejects} || ${json(rejects.slice(0, room))}::jsonb` } : {}),
+        ...(outcome.moved.length && locked.moved < MAX_STORED_REJECTS
+          ? { moved: sql`${importJobs.moved} || ${json(outcome.moved.slice(0, MAX_STORED_REJECTS - locked.moved))}::jsonb` }
+          : {}),
         updatedAt: now,
       })
       .where(eq(importJobs.id, job.id))
@@ -463,6 +648,12 @@ export async function runImportJob(deps: ImportDeps, jobId: string, owner: strin
   if (job.status === "queued") await deps.db.update(importJobs).set({ status: "running" }).where(eq(importJobs.id, job.id));
   const format = (IMPORT_FORMATS as readonly string[]).includes(job.format) ? (job.format as ImportFormat) : "generic";
   const mapping = (job.mapping ?? {}) as Mapping;
+  const options: ImportOptions = job.options ?? {};
+  const ctx = await placeContext(deps, job.workspaceId, options);
+  if (typeof ctx === "string") {
+    await endJob(deps, job, owner, { status: "failed", error: ctx });
+    return "failed";
+  }
   let done = job.rowsDone;
   let header: string[] | undefined;
   const columns = new Map<string, number>();
@@ -473,7 +664,7 @@ export async function runImportJob(deps: ImportDeps, jobId: string, owner: strin
       await releaseJob(deps.db, job.id, owner);
       return "stopped";
     }
-    const progress = await commitBatch(deps, job, owner, done, batch);
+    const progress = await commitBatch(deps, job, ctx, owner, done, batch);
     if (!progress) return "lost";
     done = progress.rows_done;
     batch = [];
@@ -489,7 +680,7 @@ export async function runImportJob(deps: ImportDeps, jobId: string, owner: strin
         continue;
       }
       if (++row <= done) continue;
-      batch.push(checkRow(deps.config, format, mapping, columns, header.length, row, record));
+      batch.push(checkRow(deps.config, format, mapping, columns, header.length, row, record, options.title_to ?? "title"));
       if (batch.length >= batchSize) {
         const stop = await flush();
         if (stop) return stop;

@@ -4,7 +4,7 @@ import { AppError } from "../../domain/errors";
 import { authedProcedure, router, contract } from "../../trpc/init";
 import type { Actor } from "../../trpc/context";
 import { inspectInput, inspectionOutput, jobInput, jobOutput, startInput } from "./imports.schema";
-import { createImportJob, getImportJob, inspectUpload, listImportJobs, prepareImport, uploadOwner, uploadsDir } from "./imports.service";
+import { checkOptions, createImportJob, getImportJob, inspectUpload, listImportJobs, prepareImport, uploadOwner, uploadsDir } from "./imports.service";
 import { kickImportRunners } from "./runner";
 import type { Mapping } from "./formats";
 
@@ -23,16 +23,17 @@ export const importRouter = router({
     .output(contract(inspectionOutput))
     .mutation(({ ctx, input }) => inspectUpload(ctx.app.config.dataDir, ownUpload(ctx.actor, input.upload), input.format)),
 
-  /** Queues the import of an upload into the caller's workspace; the job runner takes it at once. */
+  /** Queues the import of an upload into the caller's workspace; the job runner takes it when the workspace's earlier imports are done. */
   start: authedProcedure
     .input(startInput)
     .output(contract(jobOutput))
     .mutation(async ({ ctx, input }) => {
       const file = path.join(uploadsDir(ctx.app.config.dataDir), ownUpload(ctx.actor, input.upload));
+      const options = await checkOptions(ctx.app.db, ctx.actor.workspaceId, input);
       const prepared = await prepareImport(file, input.format, input.mapping as Mapping | undefined);
       const job = await createImportJob(
         { db: ctx.app.db, config: ctx.app.config },
-        { workspaceId: ctx.actor.workspaceId, userId: ctx.actor.userId, upload: file, prepared },
+        { workspaceId: ctx.actor.workspaceId, userId: ctx.actor.userId, upload: file, prepared, options },
       );
       kickImportRunners();
       return job;

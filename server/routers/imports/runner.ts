@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readdir, stat, unlink } from "node:fs/promises";
 import path from "node:path";
-import { and, asc, eq, inArray, isNull } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { importJobs } from "../../../db/schema";
 import { isDatabaseUnavailable } from "../../domain/errors";
@@ -44,42 +44,79 @@ type Candidate = { id: string; leaseOwner: string | null; leaseUntil: number | n
 const FILE_GRACE_MS = 10 * 60_000;
 
 /**
- * Claims the oldest unfinished job nobody holds (no lease, an expired one, or a stale one), by a
- * compare-and-set on the lease it saw, so two instances never both win. Null: nothing to do.
+ * The job's workspace has no older unfinished job: a workspace's imports run one at a time, in the
+ * order they were made (two at once would each miss the other's uncommitted links).
+ */
+// Spelled with the table's name: inside the subquery a bare column would be the inner row's.
+const firstInLine = sql`not exists (
+  select 1 from import_jobs o
+  where o.workspace_id = import_jobs.workspace_id and o.id <> import_jobs.id and o.status in ('queued', 'running')
+    and (o.created_at < import_jobs.created_at or (o.created_at = import_jobs.created_at and o.id < import_jobs.id)))`;
+
+/** Takes the job for `owner` when nobody holds it and it is first in its workspace's line, by a compare-and-set on the lease seen. */
+async function takeLease(db: DbOrTx, c: Candidate, owner: string, now: number): Promise<boolean> {
+  const [won] = await db
+    .update(importJobs)
+    .set({ status: "running", leaseOwner: owner, leaseUntil: now + LEASE_MS, updatedAt: now })
+    .where(
+      and(
+        eq(importJobs.id, c.id),
+        inArray(importJobs.status, ["queued", "running"]),
+        c.leaseOwner === null ? isNull(importJobs.leaseOwner) : eq(importJobs.leaseOwner, c.leaseOwner),
+        c.leaseUntil === null ? isNull(importJobs.leaseUntil) : eq(importJobs.leaseUntil, c.leaseUntil),
+        firstInLine,
+      ),
+    )
+    .returning({ id: importJobs.id });
+  return Boolean(won);
+}
+
+const leaseFree = (c: Candidate, owner: string, embedded: boolean, now: number) =>
+  c.leaseOwner === null || c.leaseUntil === null || c.leaseUntil < now || staleLease(c.leaseOwner, owner, embedded);
+
+const candidateColumns = {
+  id: importJobs.id,
+  leaseOwner: importJobs.leaseOwner,
+  leaseUntil: importJobs.leaseUntil,
+  sourcePath: importJobs.sourcePath,
+  updatedAt: importJobs.updatedAt,
+};
+
+/**
+ * Claims the oldest unfinished job nobody holds (no lease, an expired one, or a stale one) and that
+ * is first in its workspace's line, by a compare-and-set on the lease it saw, so two instances never
+ * both win. Null: nothing to do.
  */
 export async function claimNextJob(db: DbOrTx, owner: string, embedded: boolean, dataDir?: string): Promise<string | null> {
   const now = Date.now();
   const candidates: Candidate[] = await db
-    .select({
-      id: importJobs.id,
-      leaseOwner: importJobs.leaseOwner,
-      leaseUntil: importJobs.leaseUntil,
-      sourcePath: importJobs.sourcePath,
-      updatedAt: importJobs.updatedAt,
-    })
+    .select(candidateColumns)
     .from(importJobs)
-    .where(inArray(importJobs.status, ["queued", "running"]))
+    .where(and(inArray(importJobs.status, ["queued", "running"]), firstInLine))
     .orderBy(asc(importJobs.createdAt))
     .limit(20);
   for (const c of candidates) {
-    const free = c.leaseOwner === null || c.leaseUntil === null || c.leaseUntil < now || staleLease(c.leaseOwner, owner, embedded);
-    if (!free) continue;
+    if (!leaseFree(c, owner, embedded, now)) continue;
     if (dataDir && !existsSync(path.join(dataDir, c.sourcePath)) && c.updatedAt > now - FILE_GRACE_MS) continue;
-    const [won] = await db
-      .update(importJobs)
-      .set({ status: "running", leaseOwner: owner, leaseUntil: now + LEASE_MS, updatedAt: now })
-      .where(
-        and(
-          eq(importJobs.id, c.id),
-          inArray(importJobs.status, ["queued", "running"]),
-          c.leaseOwner === null ? isNull(importJobs.leaseOwner) : eq(importJobs.leaseOwner, c.leaseOwner),
-          c.leaseUntil === null ? isNull(importJobs.leaseUntil) : eq(importJobs.leaseUntil, c.leaseUntil),
-        ),
-      )
-      .returning({ id: importJobs.id });
-    if (won) return won.id;
+    if (await takeLease(db, c, owner, now)) return c.id;
   }
   return null;
+}
+
+/**
+ * Claims one job for `owner` (the command line waiting for its turn): "claimed", "waiting" (another
+ * import of the workspace is ahead, or someone else holds it), or "ended" (done or failed meanwhile).
+ */
+export async function claimJob(db: DbOrTx, id: string, owner: string, embedded: boolean): Promise<"claimed" | "waiting" | "ended"> {
+  const now = Date.now();
+  const [c] = await db
+    .select({ ...candidateColumns, status: importJobs.status })
+    .from(importJobs)
+    .where(eq(importJobs.id, id));
+  if (!c || c.status === "done" || c.status === "failed") return "ended";
+  if (c.leaseOwner === owner) return "claimed";
+  if (!leaseFree(c, owner, embedded, now)) return "waiting";
+  return (await takeLease(db, c, owner, now)) ? "claimed" : "waiting";
 }
 
 /** Uploads nobody went on with (the dashboard's step between upload and start) are deleted after a day (checked hourly). */
