@@ -1,14 +1,24 @@
 import { Form, useNavigation } from "@remix-run/react";
-import { useEffect, useState } from "react";
+import { useEffect, useState, type FocusEvent } from "react";
 import type { LinkDto } from "../../server/routers/links/links.schema";
 import { useEnv } from "../lib/env";
-import { browserOffset, expiryFromLocal, localInputOf, UTM_KEYS, withUtm, type LinkFormValues, type UtmKey } from "../lib/link-form";
+import { browserOffset, expiryFromLocal, localInputOf, parseTags, UTM_KEYS, withScheme, withUtm, type LinkFormValues, type UtmKey } from "../lib/link-form";
 import type { FormError } from "../lib/messages";
 import { trpc, errorCode } from "../lib/trpc.client";
 import { CountrySelect } from "./CountrySelect";
 import { Field, FieldErrors, fieldErrors, FormAlert } from "./ui";
 
 const SLUG_RE = /^[0-9a-z-]{1,50}$/;
+
+/**
+ * An address field: text rather than type="url", so `example.com/x` is not refused by the browser
+ * but gets its https:// when the field is left (and on the server, for forms sent without JavaScript).
+ */
+const urlInput = { type: "text", inputMode: "url", autoCapitalize: "none", spellCheck: false } as const;
+/** Leaving an uncontrolled address field shows it as it will be saved. */
+const schemeOnBlur = (e: FocusEvent<HTMLInputElement>) => {
+  e.currentTarget.value = withScheme(e.currentTarget.value);
+};
 
 /** `domains`: names of the workspace's verified branded domains, for the domain picker (none: no picker). */
 type Props = { link: LinkDto | null; values: LinkFormValues; error?: FormError | null; submitLabel: string; domains?: string[] };
@@ -34,12 +44,22 @@ export function LinkForm({ link, values, error, submitLabel, domains = [] }: Pro
         <Field
           label="Destination URL"
           name="url"
-          type="url"
+          {...urlInput}
           required
           value={url}
           onChange={(e) => setUrl(e.target.value)}
+          onBlur={() => setUrl(withScheme(url))}
           placeholder="https://example.com/page"
           errors={errs("url")}
+          hint="https:// is added when you leave it out."
+        />
+        <Field
+          label="Title"
+          name="title"
+          maxLength={200}
+          defaultValue={values.title}
+          errors={errs("title")}
+          hint="Optional. A name for this link in your list and search; visitors never see it (the share card has its own title)."
         />
         {domains.length || domain ? <DomainPicker domains={domains} value={domain} onChange={setDomain} errors={errs("domain")} /> : null}
         <SlugField
@@ -54,7 +74,8 @@ export function LinkForm({ link, values, error, submitLabel, domains = [] }: Pro
           defaultValue={values.tags}
           placeholder="launch, newsletter"
           errors={errs("tags")}
-          hint="Separated by commas or spaces; up to 10 of a-z, 0-9 and -."
+          onBlur={(e) => (e.currentTarget.value = parseTags(e.currentTarget.value).join(", "))}
+          hint='Separated by commas; up to 10. Written in a-z, 0-9 and - as you leave the field: "Q4 Push" becomes q4-push.'
         />
         <UtmBuilder
           url={url}
@@ -72,7 +93,8 @@ export function LinkForm({ link, values, error, submitLabel, domains = [] }: Pro
         <Field
           label="Fallback URL after expiry"
           name="expiration_url"
-          type="url"
+          {...urlInput}
+          onBlur={schemeOnBlur}
           defaultValue={values.expiration_url}
           errors={errs("expiration_url")}
           hint="Optional. Without it, an expired link answers 404."
@@ -115,7 +137,7 @@ export function LinkForm({ link, values, error, submitLabel, domains = [] }: Pro
         <div className="mt-4 grid gap-6 lg:grid-cols-2">
           <div className="space-y-4">
             <Field
-              label="Title"
+              label="Card title"
               name="og_title"
               maxLength={120}
               value={og.title}
@@ -141,9 +163,10 @@ export function LinkForm({ link, values, error, submitLabel, domains = [] }: Pro
             <Field
               label="Image URL"
               name="og_image"
-              type="url"
+              {...urlInput}
               value={og.image}
               onChange={(e) => setOg({ ...og, image: e.target.value })}
+              onBlur={() => setOg({ ...og, image: withScheme(og.image) })}
               errors={errs("og_image")}
               hint="Optional, 1200×630 recommended. Without it an image is generated from the title."
             />
@@ -347,8 +370,8 @@ function TargetingEditor({ values, errors }: { values: LinkFormValues; errors: s
       </h2>
       <p className="hint !mt-0">Send visitors elsewhere by system or country. The system rule wins over the country rule.</p>
       <div className="grid gap-4 sm:grid-cols-2">
-        <Field label="iOS / iPadOS destination" name="ios" type="url" defaultValue={values.ios} />
-        <Field label="Android destination" name="android" type="url" defaultValue={values.android} />
+        <Field label="iOS / iPadOS destination" name="ios" {...urlInput} onBlur={schemeOnBlur} defaultValue={values.ios} />
+        <Field label="Android destination" name="android" {...urlInput} onBlur={schemeOnBlur} defaultValue={values.android} />
       </div>
       <fieldset>
         <legend className="label">Countries</legend>
@@ -358,12 +381,13 @@ function TargetingEditor({ values, errors }: { values: LinkFormValues; errors: s
               <CountrySelect name="geo_country" aria-label={`Country ${i + 1}`} value={r.country} onChange={(e) => update(i, { country: e.target.value })} />
               <input
                 name="geo_url"
-                type="url"
+                {...urlInput}
                 className="input"
                 aria-label={`Destination for country ${i + 1}`}
                 placeholder="https://example.com/local"
                 value={r.url}
                 onChange={(e) => update(i, { url: e.target.value })}
+                onBlur={() => update(i, { url: withScheme(r.url) })}
               />
               <button
                 type="button"

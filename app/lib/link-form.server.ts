@@ -7,6 +7,7 @@ export function createInputFrom(form: FormData): { values: LinkFormValues; input
   const input: Record<string, unknown> = { url: withUtm(v.url, v.utm) };
   if (v.slug) input.slug = v.slug;
   if (v.domain) input.domain = v.domain;
+  if (v.title) input.title = v.title;
   const tags = parseTags(v.tags);
   if (tags.length) input.tags = tags;
   const expires = expiryFromLocal(v.expires_at_local, v.tz_offset);
@@ -36,6 +37,7 @@ export function updateInputFrom(form: FormData, current: LinkDto): { values: Lin
   input.targeting = targetingFrom(v);
   if (v.password_clear) input.password = null;
   else if (v.password) input.password = v.password;
+  input.title = v.title || null;
   input.og_title = v.og_title || null;
   input.og_description = v.og_description || null;
   input.og_image = v.og_image || null;

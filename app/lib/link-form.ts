@@ -1,9 +1,12 @@
 import type { LinkDto } from "../../server/routers/links/links.schema";
+import { normalizeTags, splitTags } from "../../server/lib/tags";
 
 /** What the link form shows: strings as typed, so a failed save keeps every value. */
 export type LinkFormValues = {
   url: string;
   slug: string;
+  /** The link's label for people (never the share card's title). */
+  title: string;
   /** The branded domain chosen ("" = the default redirect domain); null: as the link is (the form works it out). */
   domain: string | null;
   tags: string;
@@ -29,6 +32,7 @@ export function valuesFromLink(link: LinkDto | null): LinkFormValues {
   return {
     url: link?.url ?? "",
     slug: link?.slug ?? "",
+    title: link?.title ?? "",
     domain: null,
     tags: link?.tags.join(", ") ?? "",
     // Rendered in UTC; the browser re-renders it in local time and sets tz_offset.
@@ -51,23 +55,25 @@ export function valuesFromForm(form: FormData): LinkFormValues {
   const s = (k: string) => String(form.get(k) ?? "");
   const countries = form.getAll("geo_country").map(String);
   const urls = form.getAll("geo_url").map(String);
+  // What a person typed, as it will be saved: so a form shown again after a failed save shows the result.
   return {
-    url: s("url").trim(),
+    url: withScheme(s("url")),
     slug: s("slug").trim(),
+    title: s("title").trim(),
     // Absent when the workspace has no verified domain (the picker is not shown).
     domain: form.has("domain") ? s("domain") : null,
-    tags: s("tags"),
+    tags: parseTags(s("tags")).join(", "),
     expires_at_local: s("expires_at_local"),
     tz_offset: s("tz_offset") || "0",
-    expiration_url: s("expiration_url").trim(),
-    ios: s("ios").trim(),
-    android: s("android").trim(),
-    geo: countries.map((country, i) => ({ country, url: (urls[i] ?? "").trim() })).filter((g) => g.country || g.url),
+    expiration_url: withScheme(s("expiration_url")),
+    ios: withScheme(s("ios")),
+    android: withScheme(s("android")),
+    geo: countries.map((country, i) => ({ country, url: withScheme(urls[i] ?? "") })).filter((g) => g.country || g.url),
     password: s("password"),
     password_clear: form.get("password_clear") === "on",
     og_title: s("og_title"),
     og_description: s("og_description"),
-    og_image: s("og_image").trim(),
+    og_image: withScheme(s("og_image")),
     utm: Object.fromEntries(UTM_KEYS.map((k) => [k, s(k).trim()])) as Record<UtmKey, string>,
   };
 }
@@ -85,11 +91,21 @@ export function withUtm(url: string, utm: Partial<Record<UtmKey, string>>): stri
   }
 }
 
-export const parseTags = (s: string) =>
-  s
-    .split(/[\s,]+/)
-    .map((t) => t.trim())
-    .filter(Boolean);
+/**
+ * The tags a person typed, separated by commas, in the tag alphabet ("Campaign, Q4 Push" →
+ * campaign, q4-push): the importers' normalisation (server/lib/tags), so every door agrees.
+ */
+export const parseTags = (typed: string) => normalizeTags(splitTags(typed));
+
+/**
+ * A web address as people type it, with its scheme: `example.com/x` is `https://example.com/x`.
+ * One that has a scheme (or is empty) is left as it is; the API names anything still wrong.
+ */
+export function withScheme(typed: string): string {
+  const v = typed.trim();
+  if (!v || /^[a-z][a-z0-9+.-]*:\/\//i.test(v) || /^(mailto|tel|data|javascript):/i.test(v)) return v;
+  return `https://${v.replace(/^\/+/, "")}`;
+}
 
 /**
  * The form's expiry is a datetime-local wall time plus `tz_offset`, the minutes its zone is behind

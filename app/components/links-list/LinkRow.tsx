@@ -43,6 +43,11 @@ export function LinkRow({
             data-row-select
           />
           <div className="min-w-0 flex-1">
+            {l.title ? (
+              <p className="mb-0.5 break-words font-semibold" data-testid="link-title">
+                {l.title}
+              </p>
+            ) : null}
             <p className="flex flex-wrap items-center gap-2">
               <a href={l.short_url} className="break-all font-mono font-semibold">
                 {display}
