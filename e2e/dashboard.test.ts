@@ -71,7 +71,7 @@ describe("dashboard in Chromium", () => {
     expect(await page.getByLabel("Destination URL").inputValue()).toContain("utm_source=newsletter");
     await page.getByLabel("Country 1", { exact: true }).selectOption("BR");
     await page.getByLabel("Destination for country 1").fill("https://example.com/br");
-    await page.getByLabel("Title", { exact: true }).fill("Launch day");
+    await page.getByLabel("Card title").fill("Launch day");
     await page.getByLabel("Description").fill("Everything about the launch");
     await shot(page, "03-link-form");
     await page.getByRole("button", { name: "Create link" }).click();
