@@ -4,13 +4,14 @@ import { fileURLToPath } from "node:url";
 import { and, eq, isNull } from "drizzle-orm";
 import { stringify } from "csv-stringify/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { importJobs, links } from "../../../db/schema";
+import { domains, importJobs, links } from "../../../db/schema";
 import { createTestApp, type TestApp, type TestUser } from "../../test/harness";
 import { IMPORT_MAX_BYTES } from "./csv-file";
 import { exportLinksCsv } from "./export";
 import { detectFormat, parseTime, type ImportFormat, type Mapping } from "./formats";
-import { createImportJob, ensureUploadsDir, jobFile, prepareImport, runImportJob, summary, uploadName, type RunOptions } from "./imports.service";
-import { claimNextJob } from "./runner";
+import { checkOptions, createImportJob, ensureUploadsDir, jobFile, prepareImport, runImportJob, summary, uploadName, type RunOptions } from "./imports.service";
+import { claimJob, claimNextJob } from "./runner";
+import type { ImportOptions } from "../../../db/schema";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
 let t: TestApp;
@@ -33,18 +34,29 @@ async function upload(content: string | Buffer): Promise<string> {
 }
 
 /** Imports the content for `user` the way the command line does on PostgreSQL: job made already claimed, then run here. */
-async function importCsv(content: string | Buffer, o: { user?: TestUser; format?: ImportFormat | "auto"; mapping?: Mapping; run?: RunOptions } = {}) {
+async function importCsv(
+  content: string | Buffer,
+  o: { user?: TestUser; format?: ImportFormat | "auto"; mapping?: Mapping; run?: RunOptions; options?: ImportOptions } = {},
+) {
   const user = o.user ?? alice;
   const file = await upload(content);
   const prepared = await prepareImport(file, o.format ?? "auto", o.mapping);
   const owner = `test-${++n}`;
-  const job = await createImportJob(deps(), { workspaceId: user.workspaceId, userId: user.id, upload: file, prepared, leaseOwner: owner });
+  const job = await createImportJob(deps(), { workspaceId: user.workspaceId, userId: user.id, upload: file, prepared, leaseOwner: owner, options: o.options });
   const result = await runImportJob(deps(), job.id, owner, o.run);
   const [row] = await t.app.db.select().from(importJobs).where(eq(importJobs.id, job.id));
   return {
     result,
     job: row,
-    summary: summary({ ...job, rows: row.rowsTotal, created: row.created, skipped: row.skipped, rejected: row.rejected, rejects: row.rejects }),
+    summary: summary({
+      ...job,
+      rows: row.rowsTotal,
+      created: row.created,
+      skipped: row.skipped,
+      rejected: row.rejected,
+      rejects: row.rejects,
+      moved: row.moved,
+    }),
   };
 }
 
@@ -82,13 +94,25 @@ describe("import: the generic format", () => {
       skipped: 0,
       rejected: 7,
       rejects: [
-        { row: 3, error: "VALIDATION_FAILED", fields: { url: ["must be an absolute http or https URL"] } },
-        { row: 4, error: "INVALID_LINK_ID", fields: { slug: ["must be 1-50 characters of 0-9, a-z and -"] } },
-        { row: 5, error: "INVALID_TAG", fields: { tags: ["0: each tag must be 1-24 characters of 0-9, a-z and -"] } },
-        { row: 6, error: "EXPIRES_AT_IN_THE_PAST", fields: { expires_at: ["must be in the future"] } },
-        { row: 7, error: "VALIDATION_FAILED", fields: { created_at: ["must be a time in ms or an ISO 8601 date"] } },
-        { row: 8, error: "VALIDATION_FAILED", fields: { og_title: ["at most 120 characters"] } },
-        { row: 9, error: "VALIDATION_FAILED", fields: { url: ["Required"] } },
+        { row: 3, error: "VALIDATION_FAILED", slug: `g3-${s}`, url: "ftp://nope", fields: { url: ["must be an absolute http or https URL"] } },
+        { row: 4, error: "INVALID_LINK_ID", slug: "No Spaces", url: "https://example.com/4", fields: { slug: ["must be 1-50 characters of 0-9, a-z and -"] } },
+        {
+          row: 5,
+          error: "INVALID_TAG",
+          slug: `g5-${s}`,
+          url: "https://example.com/5",
+          fields: { tags: [expect.stringContaining("each tag must be 1-24 characters of 0-9, a-z and -")] },
+        },
+        { row: 6, error: "EXPIRES_AT_IN_THE_PAST", slug: `g6-${s}`, url: "https://example.com/6", fields: { expires_at: ["must be in the future"] } },
+        {
+          row: 7,
+          error: "VALIDATION_FAILED",
+          slug: `g7-${s}`,
+          url: "https://example.com/7",
+          fields: { created_at: ["must be a time in ms or an ISO 8601 date"] },
+        },
+        { row: 8, error: "VALIDATION_FAILED", slug: `g8-${s}`, url: "https://example.com/8", fields: { og_title: ["at most 120 characters"] } },
+        { row: 9, error: "VALIDATION_FAILED", slug: `g9-${s}`, fields: { url: ["Required"] } },
       ],
     });
     const got = await bySlug(user.workspaceId);
@@ -129,8 +153,8 @@ describe("import: the generic format", () => {
       skipped: 0,
       rejected: 2,
       rejects: [
-        { row: 1, error: "LINK_ID_ALREADY_IN_USE" },
-        { row: 3, error: "LINK_ID_ALREADY_IN_USE" },
+        { row: 1, error: "LINK_ID_ALREADY_IN_USE", slug: `taken-${s}`, url: "https://example.com/theirs", fields: { slug: ["is taken by another link"] } },
+        { row: 3, error: "LINK_ID_ALREADY_IN_USE", slug: `dup-${s}`, url: "https://example.com/y", fields: { slug: ["is taken by another link"] } },
       ],
     });
   });
@@ -150,7 +174,9 @@ describe("import: the generic format", () => {
 
   it("refuses a URL on the redirect domain like POST /links does (no loops)", async () => {
     const r = await importCsv(`url\nhttp://go.test/x\n`);
-    expect(r.summary.rejects).toEqual([{ row: 1, error: "VALIDATION_FAILED", fields: { url: ["url must not point at the redirect domain go.test"] } }]);
+    expect(r.summary.rejects).toEqual([
+      { row: 1, error: "VALIDATION_FAILED", url: "http://go.test/x", fields: { url: ["url must not point at the redirect domain go.test"] } },
+    ]);
   });
 
   it("reads ; and tab separated files and a byte order mark", async () => {
@@ -417,5 +443,167 @@ describe("import: a job resumes where it stopped", () => {
     expect(await runImportJob(deps(), job.id, "x")).toBe("failed");
     const [row] = await t.app.db.select().from(importJobs).where(eq(importJobs.id, job.id));
     expect(row).toMatchObject({ status: "failed", error: expect.stringContaining("no longer") });
+  });
+});
+
+/** A verified branded domain of the user's workspace (as POST /domains/{id}/verify leaves it). */
+async function verifiedDomain(user: TestUser): Promise<string> {
+  const name = `go-${rnd()}.example.com`;
+  await t.app.db.insert(domains).values({
+    id: rnd() + rnd(),
+    workspaceId: user.workspaceId,
+    name,
+    verificationValue: "links-verify=x",
+    verified: true,
+    verifiedAt: Date.now(),
+    createdAt: Date.now(),
+  });
+  return name;
+}
+
+describe("import: one import of a workspace at a time", () => {
+  it("queues a workspace's second import behind its first: two imports of the same file at once create each URL once", async () => {
+    const user = await t.user();
+    const csv = `url\n${Array.from({ length: 300 }, (_, i) => `https://example.com/twice/${i}`).join("\n")}\n`;
+    const jobs = [];
+    for (let i = 0; i < 2; i++) {
+      const file = await upload(csv);
+      jobs.push(await createImportJob(deps(), { workspaceId: user.workspaceId, userId: user.id, upload: file, prepared: await prepareImport(file, "auto") }));
+    }
+    // A job of this user's made elsewhere meanwhile (the command line, first in line) waits too.
+    const third = await upload(csv);
+    const cliJob = await createImportJob(deps(), {
+      workspaceId: user.workspaceId,
+      userId: user.id,
+      upload: third,
+      prepared: await prepareImport(third, "auto"),
+      leaseOwner: "cli",
+    });
+    expect(cliJob.status).toBe("queued");
+    expect(await claimJob(t.app.db, cliJob.id, "cli", false)).toBe("waiting");
+    // Two instances look for work at once: only the first job can be taken.
+    const mine = (id: string | null) => (id && [jobs[0].id, jobs[1].id, cliJob.id].includes(id) ? id : null);
+    const taken = [mine(await claimNextJob(t.app.db, "a", false)), mine(await claimNextJob(t.app.db, "b", false))];
+    expect(taken).toEqual([jobs[0].id, null]);
+    // Both instances run what they get until the line is empty, concurrently (the command line's job too: it was queued).
+    const done = async () =>
+      (
+        await t.app.db
+          .select()
+          .from(importJobs)
+          .where(and(eq(importJobs.workspaceId, user.workspaceId), eq(importJobs.status, "done")))
+      ).length;
+    const runFor = async (owner: string, first: string | null) => {
+      for (let id = first; ; id = mine(await claimNextJob(t.app.db, owner, false))) {
+        if (id) await runImportJob(deps(), id, owner, { batchSize: 50 });
+        else if ((await done()) === 3) return;
+        else await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    await Promise.all([runFor("a", taken[0]), runFor("b", null)]);
+    expect(await claimJob(t.app.db, cliJob.id, "cli", false)).toBe("ended");
+    const all = await live(user.workspaceId);
+    expect(all.length).toBe(300);
+    expect(new Set(all.map((l) => l.url)).size).toBe(300);
+  }, 60_000);
+});
+
+describe("import: what a row with a taken slug does (on_conflict)", () => {
+  const taken = async () => {
+    const other = await t.user();
+    const s = rnd();
+    await importCsv(`url,slug\nhttps://example.com/theirs-${s},bit-${s}\n`, { user: other });
+    return { s, csv: `url,slug\nhttps://example.com/mine-${s},bit-${s}\nhttps://example.com/free-${s},free-${s}\n` };
+  };
+
+  it("reject (the default): LINK_ID_ALREADY_IN_USE with the row's slug, URL and a reason", async () => {
+    const user = await t.user();
+    const { s, csv } = await taken();
+    const r = await importCsv(csv, { user });
+    expect(r.summary).toEqual({
+      rows: 2,
+      created: 1,
+      skipped: 0,
+      rejected: 1,
+      rejects: [
+        { row: 1, error: "LINK_ID_ALREADY_IN_USE", slug: `bit-${s}`, url: `https://example.com/mine-${s}`, fields: { slug: ["is taken by another link"] } },
+      ],
+    });
+  });
+
+  it("generate: a new slug, its short URL in the report; a second run creates nothing", async () => {
+    const user = await t.user();
+    const { s, csv } = await taken();
+    const r = await importCsv(csv, { user, options: { on_conflict: "generate" } });
+    expect(r.summary).toMatchObject({ rows: 2, created: 2, skipped: 0, rejected: 0 });
+    const mine = (await live(user.workspaceId)).find((l) => l.url === `https://example.com/mine-${s}`)!;
+    expect(mine.slug).toMatch(/^[0-9a-z]{4}$/);
+    expect(r.summary.moved).toEqual([{ row: 1, slug: `bit-${s}`, url: `https://example.com/mine-${s}`, short_url: `http://go.test/${mine.slug}` }]);
+    expect((await importCsv(csv, { user, options: { on_conflict: "generate" } })).summary).toMatchObject({ created: 0, skipped: 2 });
+  });
+
+  it("domain:<name>: the same slug on a verified domain of the workspace; a second run creates nothing", async () => {
+    const user = await t.user();
+    const name = await verifiedDomain(user);
+    const { s, csv } = await taken();
+    const r = await importCsv(csv, { user, options: { on_conflict: `domain:${name}` } });
+    expect(r.summary).toMatchObject({ rows: 2, created: 2, rejected: 0 });
+    expect(r.summary.moved).toEqual([{ row: 1, slug: `bit-${s}`, url: `https://example.com/mine-${s}`, short_url: `https://${name}/bit-${s}` }]);
+    const mine = (await live(user.workspaceId)).find((l) => l.url === `https://example.com/mine-${s}`)!;
+    expect(mine.slug).toBe(`bit-${s}`);
+    expect(mine.domainId).not.toBeNull();
+    expect((await importCsv(csv, { user, options: { on_conflict: `domain:${name}` } })).summary).toMatchObject({ created: 0, skipped: 2 });
+  });
+
+  it("refuses a domain that is not a verified domain of the workspace, or an unknown rule, naming the option (400, no job)", async () => {
+    const user = await t.user();
+    const other = await t.user();
+    const theirs = await verifiedDomain(other);
+    await expect(checkOptions(t.app.db, user.workspaceId, { on_conflict: `domain:${theirs}` })).rejects.toMatchObject({
+      publicCode: "VALIDATION_FAILED",
+      fields: { on_conflict: [`${theirs} is not a verified domain of this workspace`] },
+    });
+    await expect(checkOptions(t.app.db, user.workspaceId, { on_conflict: "overwrite", title_to: "nowhere" })).rejects.toMatchObject({
+      fields: { on_conflict: [expect.stringContaining("reject, generate or domain:")], title_to: [expect.stringContaining("title, og_title, ignore")] },
+    });
+  });
+});
+
+describe("import: links that had a password", () => {
+  it("rejects a Kutt link that had a visit password with PASSWORD_NOT_EXPORTABLE, so it never becomes public", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const csv = [
+      "id,address,banned,created_at,updated_at,description,expire_in,password,target,visit_count,domain,link",
+      `1,locked-${s},false,2024-01-15T09:12:00Z,2024-01-15T09:12:00Z,Secret,,true,https://example.com/locked,0,,https://kutt.it/locked-${s}`,
+      `2,open-${s},false,2024-01-15T09:12:00Z,2024-01-15T09:12:00Z,Open,,false,https://example.com/open,0,,https://kutt.it/open-${s}`,
+    ].join("\n");
+    const r = await importCsv(csv, { user });
+    expect(r.summary).toMatchObject({ rows: 2, created: 1, rejected: 1 });
+    expect(r.summary.rejects).toEqual([
+      {
+        row: 1,
+        error: "PASSWORD_NOT_EXPORTABLE",
+        slug: `locked-${s}`,
+        url: "https://example.com/locked",
+        fields: { password: [expect.stringContaining("visit password")] },
+      },
+    ]);
+    expect((await bySlug(user.workspaceId)).has(`locked-${s}`)).toBe(false);
+  });
+});
+
+describe("import: where the source's title goes (title_to)", () => {
+  it("to the label (title, the default), to the share card's title (og_title), or nowhere (ignore)", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const csv = (k: string) => `url,slug,title\nhttps://example.com/t-${k}-${s},t-${k}-${s},Spring sale\n`;
+    await importCsv(csv("a"), { user });
+    await importCsv(csv("b"), { user, options: { title_to: "og_title" } });
+    await importCsv(csv("c"), { user, options: { title_to: "ignore" } });
+    const got = await bySlug(user.workspaceId);
+    expect(got.get(`t-a-${s}`)).toMatchObject({ title: "Spring sale", ogTitle: null });
+    expect(got.get(`t-b-${s}`)).toMatchObject({ title: null, ogTitle: "Spring sale" });
+    expect(got.get(`t-c-${s}`)).toMatchObject({ title: null, ogTitle: null });
   });
 });
