@@ -13,7 +13,8 @@ const ALL: Item = { id: null, slug: "", url: "" };
  * The analytics page's "Link" field: a WAI-ARIA combobox (downshift) whose options the server
  * answers as the person types, so the page carries no list of links. Without JavaScript it is a
  * plain text input (`link_q`) that the loader resolves to a link; with it, picking an option
- * fills the hidden `link` with the id. Empty means every link.
+ * fills the hidden `link` with the id. Empty means every link. Give it a `key` of the selected
+ * link, so that another link in the URL starts it afresh.
  */
 export function LinkPicker({ selected, errors, choices }: { selected: PickedLink | null; errors: string[]; choices: React.ReactNode }) {
   const { apiUrl } = useEnv();
@@ -21,8 +22,6 @@ export function LinkPicker({ selected, errors, choices }: { selected: PickedLink
   const [picked, setPicked] = useState<PickedLink | null>(selected);
   const [status, setStatus] = useState("");
   const asked = useRef(0);
-  // A new page (another link in the URL) starts from what the URL says.
-  useEffect(() => setPicked(selected), [selected]);
 
   const ask = (q: string) => {
     const n = ++asked.current;

@@ -159,6 +159,7 @@ export default function Analytics() {
         ))}
         {explicitTz !== null ? <input type="hidden" name="tz" value={explicitTz} /> : null}
         <LinkPicker
+          key={link?.id ?? ""}
           selected={link ? { id: link.id, slug: link.slug } : null}
           errors={errs("link")}
           choices={
