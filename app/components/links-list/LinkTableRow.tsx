@@ -69,15 +69,7 @@ export function LinkTableRow({
         </time>
       </td>
       <td className="!align-middle">
-        <details
-          className="relative"
-          // Escape closes the menu and puts the focus back on its button, as a menu button does.
-          onKeyDown={(e) => {
-            if (e.key !== "Escape" || !e.currentTarget.open) return;
-            e.currentTarget.open = false;
-            e.currentTarget.querySelector("summary")?.focus();
-          }}
-        >
+        <details className="relative">
           <summary className="btn-secondary cursor-pointer list-none !px-2 !py-1 text-xs" aria-label={`Actions for ${l.slug}`}>
             Actions <span aria-hidden="true">▾</span>
           </summary>
