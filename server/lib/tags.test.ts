@@ -3,6 +3,14 @@ import { normalizeTag, normalizeTags, splitTags, tagProblem } from "./tags";
 import { tagsFromCell } from "../routers/imports/formats";
 import { createLinkInput } from "../routers/links/links.schema";
 import { toPublicError } from "../domain/errors";
+import { withScheme } from "../../app/lib/link-form";
+import { createInputFrom, updateInputFrom } from "../../app/lib/link-form.server";
+
+const form = (fields: Record<string, string>) => {
+  const f = new FormData();
+  for (const [k, v] of Object.entries(fields)) f.set(k, v);
+  return f;
+};
 
 describe("tag normalisation: one function for the dashboard and the importers", () => {
   it.each([
@@ -40,5 +48,50 @@ describe("tag normalisation: one function for the dashboard and the importers", 
         ],
       },
     });
+  });
+});
+
+describe("the dashboard's link form normalises what a person types (and shows the result)", () => {
+  it("tags: the importers' normalisation, commas between tags", () => {
+    const { values, input } = createInputFrom(form({ url: "https://example.com/", tags: "Campaign, Q4 Push, campaign" }));
+    expect(input.tags).toEqual(["campaign", "q4-push"]);
+    expect(values.tags).toBe("campaign, q4-push");
+  });
+
+  it.each([
+    ["example.com/x", "https://example.com/x"],
+    ["  www.example.com  ", "https://www.example.com"],
+    ["//cdn.example.com/a.png", "https://cdn.example.com/a.png"],
+    ["example.com:8080/x", "https://example.com:8080/x"],
+    ["http://example.com/", "http://example.com/"],
+    ["HTTPS://EXAMPLE.COM/", "HTTPS://EXAMPLE.COM/"],
+    ["mailto:a@b.c", "mailto:a@b.c"],
+    ["", ""],
+  ])("an address without a scheme gets https://: %j → %j", (typed, saved) => {
+    expect(withScheme(typed)).toBe(saved);
+  });
+
+  it("every address field of the form, and the title, on create and on update", () => {
+    const fields = {
+      url: "example.com/x",
+      expires_at_local: "2099-01-01T00:00",
+      expiration_url: "example.com/over",
+      ios: "apps.apple.com/app/id1",
+      android: "play.google.com/x",
+      geo_country: "DE",
+      geo_url: "example.de",
+      og_image: "cdn.example.com/card.png",
+      title: " Spring campaign ",
+    };
+    const { input } = createInputFrom(form(fields));
+    expect(input).toMatchObject({
+      url: "https://example.com/x",
+      expiration_url: "https://example.com/over",
+      targeting: { ios: "https://apps.apple.com/app/id1", android: "https://play.google.com/x", geo: { DE: "https://example.de" } },
+      og_image: "https://cdn.example.com/card.png",
+      title: "Spring campaign",
+    });
+    const current = { id: "abcd1234", slug: "s", expires_at: null } as Parameters<typeof updateInputFrom>[1];
+    expect(updateInputFrom(form({ ...fields, title: "" }), current).input).toMatchObject({ url: "https://example.com/x", title: null });
   });
 });
