@@ -107,7 +107,7 @@ it("the Link picker works without JavaScript: a typed slug is resolved by the se
 it("a reversed range or a from that is no day keeps the page: the field is named and marked", async () => {
   const bad = await page.goto(`${server.appUrl}/analytics?from=abc`);
   expect(bad!.status()).toBe(200);
-  expect(await page.getByRole("alert").textContent()).toContain("Some fields need attention");
+  await page.getByRole("alert").filter({ hasText: "Some fields need attention" }).waitFor();
   expect(await page.locator("#from").getAttribute("aria-invalid")).toBe("true");
   expect(await page.locator("#from-err").textContent()).toContain("must be a day");
   // The rest of the page is there: the default view.
