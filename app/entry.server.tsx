@@ -5,6 +5,7 @@ import { isRouteErrorResponse, RemixServer } from "@remix-run/react";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
 import { NonceContext } from "./lib/nonce";
+import { databaseUnavailable, logFailure } from "../server/lib/log";
 
 const ABORT_DELAY = 5_000;
 
@@ -58,5 +59,7 @@ export default function handleRequest(
 export function handleError(error: unknown, { request, context }: LoaderFunctionArgs | ActionFunctionArgs) {
   if (request.signal.aborted) return;
   if (isRouteErrorResponse(error) && error.status < 500) return;
-  context.app.log.error({ err: error, path: new URL(request.url).pathname }, "dashboard request failed");
+  // The database away: one line when it goes and one when it is back, not one per page.
+  if (isRouteErrorResponse(error) && error.status === 503) return databaseUnavailable(context.app);
+  logFailure(context.app, error, "dashboard request failed", { path: new URL(request.url).pathname });
 }

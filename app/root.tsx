@@ -210,7 +210,7 @@ export function ErrorBoundary() {
   const text = isRouteErrorResponse(error) ? (typeof error.data === "string" ? error.data : error.statusText) : "Something went wrong.";
   return (
     <main id="main" className="mx-auto max-w-xl px-4 py-16 text-center">
-      <h1 className="text-3xl font-semibold">{status === 404 ? "Not found" : `Error ${status}`}</h1>
+      <h1 className="text-3xl font-semibold">{status === 404 ? "Not found" : status === 503 ? "Briefly unavailable" : `Error ${status}`}</h1>
       <p className="mt-3 text-slate-600 dark:text-slate-400">{status === 404 ? "This page does not exist, or it is not yours." : text}</p>
       <p className="mt-6">
         <Link to="/" className="btn-secondary">

@@ -1,3 +1,4 @@
+import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "./test-db";
 
@@ -7,7 +8,6 @@ import { createTestDatabase } from "./test-db";
 // scripts/patch-postgres.mjs (postinstall) mends both. An uncaught error fails the vitest run.
 describe.skipIf(!process.env.DATABASE_URL)("a backend terminated under a transaction", () => {
   let test: Awaited<ReturnType<typeof createTestDatabase>>;
-  type Sql = import("postgres").Sql;
   let sql: Sql;
   let admin: Sql;
   beforeAll(async () => {

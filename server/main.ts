@@ -5,6 +5,7 @@ import { createServices } from "./core/services";
 import { startServers } from "./http/server";
 import { reserveAdminEndpoint } from "./admin/endpoint";
 import { startImportRunner } from "./routers/imports/runner";
+import { guardProcess } from "./lib/process-guard";
 
 async function main() {
   const started = Date.now();
@@ -28,7 +29,7 @@ async function main() {
   app.log.info({ ms: Date.now() - started, database: database.driver }, "started");
 
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, "draining");
@@ -54,7 +55,7 @@ async function main() {
       await app.reads.close();
       await database.close();
       app.log.info("stopped");
-      process.exit(0);
+      process.exit(exitCode);
     } catch (e) {
       app.log.error({ err: e }, "drain failed");
       process.exit(1);
@@ -62,6 +63,9 @@ async function main() {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // A database driver's error outside any query is logged and survived; any other uncaught error
+  // drains and exits non-zero (server/lib/process-guard.ts says why).
+  guardProcess(app.log, () => void stop("uncaught error", 1));
 }
 
 main().catch((e) => {

@@ -1,5 +1,6 @@
 import { redirect } from "@remix-run/node";
 import { toPublicError } from "../../server/domain/errors";
+import { safeError } from "../../server/lib/log";
 import { messageFor, type FormError } from "./messages";
 
 /**
@@ -7,7 +8,7 @@ import { messageFor, type FormError } from "./messages";
  * server/http/errors.ts, while the load context's caller throws the server's AppError class, so
  * `instanceof AppError` fails across the two: recognise it by shape first.
  */
-function publicError(e: unknown): { status: number; body: { error: string; fields?: Record<string, string[]> } } {
+function publicError(e: unknown): { status: number; body: { error: string; fields?: Record<string, string[]> }; headers?: Record<string, string> } {
   let cur: unknown = e;
   for (let i = 0; i < 5 && cur && typeof cur === "object"; i++) {
     const c = cur as { publicCode?: unknown; status?: unknown; fields?: Record<string, string[]>; cause?: unknown };
@@ -19,11 +20,26 @@ function publicError(e: unknown): { status: number; body: { error: string; field
   return toPublicError(e);
 }
 
+/** A Response thrown by a guard (a redirect, the outage page), also when a procedure call wrapped it. */
+function thrownResponse(e: unknown): Response | undefined {
+  for (let cur = e, i = 0; cur && typeof cur === "object" && i < 5; cur = (cur as { cause?: unknown }).cause, i++) if (cur instanceof Response) return cur;
+  return undefined;
+}
+
+/**
+ * A 5xx other than the database being away, as one JSON line like the server's (stderr), with no
+ * query parameters. The outage's own line comes from handleError (entry.server.tsx).
+ */
+function logUnexpected(e: unknown, status: number) {
+  if (status !== 503) console.error(JSON.stringify({ level: 50, time: Date.now(), err: safeError(e), msg: "dashboard call failed" }));
+}
+
 /** Maps anything a procedure throws to `{error, message, fields}` for the form that caused it. */
 export function formError(e: unknown): FormError {
-  if (e instanceof Response) throw e; // redirects thrown by guards pass through
+  const response = thrownResponse(e);
+  if (response) throw response; // redirects thrown by guards pass through
   const pub = publicError(e);
-  if (pub.status >= 500) console.error(e);
+  if (pub.status >= 500) logUnexpected(e, pub.status);
   return { error: pub.body.error, message: messageFor(pub.body.error), fields: pub.body.fields ?? {} };
 }
 
@@ -52,10 +68,11 @@ export async function load<T>(request: Request, fn: () => Promise<T>): Promise<T
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof Response) throw e;
+    const response = thrownResponse(e);
+    if (response) throw response;
     const pub = publicError(e);
     if (pub.body.error === "UNAUTHORIZED") throw toSignIn(request);
-    if (pub.status >= 500) console.error(e);
-    throw new Response(messageFor(pub.body.error), { status: pub.status });
+    if (pub.status >= 500) logUnexpected(e, pub.status);
+    throw new Response(messageFor(pub.body.error), { status: pub.status, headers: pub.status === 503 ? { "Retry-After": "5" } : undefined });
   }
 }

@@ -10,6 +10,7 @@ import { createRestHandler, MAX_BODY_BYTES, sendError } from "./rest";
 import { AppError, toPublicError } from "../domain/errors";
 import { AVATAR_MAX_BYTES } from "../lib/avatars";
 import { IMPORT_MAX_BYTES } from "../routers/imports/csv-file";
+import { logFailure } from "../lib/log";
 
 /** The API origin: every REST path, /openapi.json|yaml, and the typed tRPC endpoint. */
 export function createApiRouter(app: AppServices): express.Router {
@@ -29,7 +30,7 @@ export function createApiRouter(app: AppServices): express.Router {
       router: appRouter,
       createContext: createHttpContext(app),
       onError: ({ error }) => {
-        if (toPublicError(error).status >= 500) app.log.error({ err: error.cause ?? error }, "trpc request failed");
+        if (toPublicError(error).status >= 500) logFailure(app, error.cause ?? error, "trpc request failed");
       },
     }),
   );
@@ -62,7 +63,7 @@ export function apiErrorHandler(app: AppServices) {
     if (e?.type === "entity.too.large") return sendError(res, new AppError("PAYLOAD_TOO_LARGE"));
     if (e?.type === "entity.parse.failed") return sendError(res, new AppError("VALIDATION_FAILED", { fields: { body: ["must be a JSON object"] } }));
     const pub = toPublicError(err);
-    if (pub.status >= 500) app.log.error({ err }, "request failed");
+    if (pub.status >= 500) logFailure(app, err, "request failed");
     sendError(res, pub);
   };
 }

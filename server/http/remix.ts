@@ -8,7 +8,7 @@ import { createCaller } from "../routers";
 import { createContextInner, type Context } from "../trpc/context";
 import { formBodies, type FormBodyRequest } from "./app";
 import { sendError } from "./rest";
-import { AppError } from "../domain/errors";
+import { AppError, toPublicError } from "../domain/errors";
 
 export const BUILD_DIR = path.resolve("build");
 
@@ -32,7 +32,18 @@ export function remixContext(app: AppServices, req: express.Request, res: expres
     // A dashboard write marks its workspace's reads for the primary until then (read-routing.ts).
     (done) => res.once("close", done),
   );
+  // Every page reads the session first: with the database away that is a 503 page with Retry-After
+  // (a Response Remix renders as the route's error), not an unexpected error's 500.
+  const auth = ctx.auth;
+  ctx.auth = () => auth().catch((e) => Promise.reject(unavailablePage(e) ?? e));
   return { app, ctx, caller: createCaller(ctx), nonce: String(res.locals.cspNonce ?? "") };
+}
+
+/** The dashboard's answer while the database cannot be reached, or undefined for another error. */
+export function unavailablePage(e: unknown): Response | undefined {
+  const pub = toPublicError(e);
+  if (pub.status !== 503) return undefined;
+  return new Response("The service is briefly unavailable. Try again shortly.", { status: 503, headers: { ...pub.headers, "Content-Type": "text/plain" } });
 }
 
 const BUILD_FILE = path.join(BUILD_DIR, "index.js");

@@ -9,6 +9,7 @@ import { restOperations } from "./openapi";
 import { createHttpContext } from "../trpc/context";
 import type { AppServices } from "../core/services";
 import { AppError, toPublicError, type Fields, type PublicError } from "../domain/errors";
+import { logFailure } from "../lib/log";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -46,7 +47,7 @@ export function createRestHandler(app: AppServices) {
     onError: ({ error, req }: { error: TRPCError; req: IncomingMessage }) => {
       const pub = toPublicError(error);
       (req as RestRequest).publicError = pub;
-      if (pub.status >= 500) app.log.error({ err: error.cause ?? error, path: req.url }, "request failed");
+      if (pub.status >= 500) logFailure(app, error.cause ?? error, "request failed", { path: req.url?.split("?")[0] });
     },
     maxBodySize: MAX_BODY_BYTES,
   });

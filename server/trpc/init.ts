@@ -29,12 +29,22 @@ const t = initTRPC
   .meta<Meta>()
   .create({
     // The typed client (`/trpc`) sees the same public code and fields as REST callers.
-    errorFormatter({ shape, error }) {
+    // A 503 (the database away) is answered as one, with its Retry-After, not as tRPC's 500 for
+    // every INTERNAL_SERVER_ERROR: clients and load balancers retry a 503 and give up on a 500.
+    errorFormatter({ shape, error, ctx }) {
       const pub = toPublicError(error);
+      if (pub.status === 503) for (const [name, value] of Object.entries(pub.headers ?? {})) ctx?.res.setHeader(name, value);
       return {
         ...shape,
         message: pub.body.error,
-        data: { ...shape.data, stack: undefined, status: pub.status, error: pub.body.error, fields: pub.body.fields },
+        data: {
+          ...shape.data,
+          stack: undefined,
+          status: pub.status,
+          error: pub.body.error,
+          fields: pub.body.fields,
+          httpStatus: pub.status === 503 ? 503 : shape.data.httpStatus,
+        },
       };
     },
   });
