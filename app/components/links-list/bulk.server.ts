@@ -2,6 +2,7 @@ import type { AppLoadContext } from "@remix-run/node";
 import { attempt, fieldError } from "../../lib/errors.server";
 import { expiryFromLocal } from "../../lib/link-form";
 import { TAG_RE } from "../../../server/routers/links/links.schema";
+import { normalizeTag } from "../../../server/lib/tags";
 import { BULK_OPS, type BulkActionData, type BulkOp, type MatchingFilters } from "./BulkBar";
 
 const FILTER_KEYS = ["q", "tag", "domain", "status"] as const;
@@ -23,10 +24,8 @@ export async function bulkAction(context: AppLoadContext, request: Request): Pro
       : undefined;
   const ids = matching ? [] : (form.get("all") === "page" ? form.getAll("page_ids") : form.getAll("ids")).map(String);
   const op = String(form.get("op") ?? "") as BulkOp;
-  const tag = String(form.get("tag") ?? "")
-    .trim()
-    .toLowerCase()
-    .replace(/^#/, "");
+  // As the link form and the importers read tags ("Q4 Push" → q4-push); the review step shows the result.
+  const tag = normalizeTag(String(form.get("tag") ?? "").replace(/^\s*#/, ""));
   const fail = (field: string, message: string) => ({ error: fieldError({ [field]: [message] }), ids });
   if (!(op in BULK_OPS)) return fail("op", "Choose what to do with the selected links.");
   if (!matching && !ids.length) return fail("ids", "Select at least one link.");
