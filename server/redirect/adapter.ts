@@ -6,7 +6,7 @@ import type { AppServices } from "../core/services";
 import { hostFromHeader, hostNameOf, hostPart } from "../lib/hostnames";
 import { decide, needsCountry } from "./decide";
 import { page } from "./html";
-import { mountOwnPaths } from "./own-paths";
+import { mountOwnPaths, ogImageRoute } from "./own-paths";
 import { submitPassword } from "./password-submit";
 import { sendHtml, sendRedirect } from "./respond";
 import { createVisits } from "./visit";
@@ -134,14 +134,17 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
     }
   }
 
-  // The fast path: GET/HEAD /{slug} is answered before Express sets anything up. Everything
-  // else (the `/_` paths, the password POST, linktree pages) goes through the Express routes.
+  // The fast path: GET/HEAD /{slug} and the share card's image are answered before Express sets
+  // anything up. Everything else (the other `/_` paths, the password POST, linktree pages) goes
+  // through the Express routes.
+  const ogImage = ogImageRoute(app, visits, trust);
   const expressHandle = (r as unknown as { handle: (req: IncomingMessage, res: ServerResponse, done: () => void) => void }).handle.bind(r);
   (r as unknown as { handle: typeof expressHandle }).handle = (req, res, done) => {
     if (req.method === "GET" || req.method === "HEAD") {
       const url = req.url ?? "/";
       const q = url.indexOf("?");
       const path = q < 0 ? url : url.slice(0, q);
+      if (path.startsWith("/_/og/")) return void ogImage(req, res, path);
       const host = req.headers.host;
       if (host !== undefined && host !== defaultHost && !path.startsWith("/_")) {
         const branded = brandedHost(host);

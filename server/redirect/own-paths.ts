@@ -1,17 +1,19 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type express from "express";
 import { eq } from "drizzle-orm";
+import { RateLimiterRes } from "rate-limiter-flexible";
 import { links } from "../../db/schema";
 import { lookupDomainByHost } from "../core/lookup";
 import type { AppServices } from "../core/services";
-import { toPublicError, AppError } from "../domain/errors";
 import { hostFromHeader } from "../lib/hostnames";
-import { consume, type LimitName } from "../lib/rate-limit";
+import { retryAfterSeconds, type LimitName } from "../lib/rate-limit";
 import { ogImagesIn, OgImagesBusy } from "./og-image";
 import type { Visits } from "./visit";
+import { readVisitor, type TrustFn } from "./visitor";
 
 const OG_PATH = /^\/_\/og\/([0-9a-z]{8})\.png$/;
 
-/** The service's own paths on the redirect host (`/_…`, never a slug): health, the share card's image, the TLS question. */
+/** The service's own paths on the redirect host (`/_…`, never a slug): health and the TLS question (the share card's image: ogImageRoute). */
 export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visits) {
   r.get("/_/health", async (_req, res) => {
     // After SIGTERM (main.ts): out of the load balancer's rotation while requests still finish.
@@ -44,22 +46,59 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
       visits.unavailable(req, res, e);
     }
   });
+}
 
-  // The share card's generated image: 1200×630 PNG of the link's og_title. Rendered off this
-  // thread and kept on disk; each client address has a budget of images and a smaller one of
-  // renders, and a full render queue answers 503 at once, so a client cycling through ids costs
-  // the redirects on this thread next to nothing.
-  r.get("/_/og/:file", async (req, res) => {
-    const m = OG_PATH.exec(req.path);
-    if (!m) return visits.notFound(req, res);
-    const ip = req.ip ?? "";
+const limitedBody = Buffer.from(JSON.stringify({ error: "RATE_LIMITED" }));
+const busyBody = Buffer.from(JSON.stringify({ error: "SERVICE_UNAVAILABLE" }));
+
+/**
+ * GET/HEAD `/_/og/{id}.png`, the share card's generated image: 1200×630 PNG of the link's og_title.
+ * The redirect fast path calls it before Express: a client cycling through ids at full speed is
+ * answered 429 for about what a redirect costs, so the redirects keep their share of the thread.
+ * Images are rendered off this thread and kept on disk; each client address has a budget of images
+ * (checked before the database is asked) and a smaller one of renders; a full render queue answers
+ * 503 at once. Errors are the service's JSON shape: the image's client is a program.
+ */
+export function ogImageRoute(app: AppServices, visits: Visits, trust: TrustFn) {
+  const rejected = new Map<LimitName, { inc(): void }>();
+  /** Spends one point of the address's budget; the refusal (not an Error: no stack to build) when it is out. */
+  const spend = async (name: LimitName, ip: string): Promise<RateLimiterRes | null> => {
     try {
-      await limit("ogImagePerAddress", ip);
+      await app.limits.get(name).consume(ip, 1);
+      return null;
+    } catch (e) {
+      if (!(e instanceof RateLimiterRes)) throw e;
+      let c = rejected.get(name);
+      if (!c) rejected.set(name, (c = app.metrics.rateLimited.labels(name)));
+      c.inc();
+      return e;
+    }
+  };
+  const sendError = (req: IncomingMessage, res: ServerResponse, status: number, body: Buffer, retryAfter: number) => {
+    res.writeHead(status, {
+      "Content-Type": "application/json",
+      "Content-Length": String(body.length),
+      "Cache-Control": "no-store",
+      "Retry-After": String(retryAfter),
+    });
+    res.end(req.method === "HEAD" ? undefined : body);
+  };
+
+  return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    const m = OG_PATH.exec(path);
+    if (!m) return visits.notFound(req, res);
+    const ip = readVisitor(req, app.config, trust).ip;
+    try {
+      const over = await spend("ogImagePerAddress", ip);
+      if (over) return sendError(req, res, 429, limitedBody, retryAfterSeconds(over));
       const [link] = await app.db.select({ id: links.id, ogTitle: links.ogTitle, deletedAt: links.deletedAt }).from(links).where(eq(links.id, m[1])).limit(1);
       if (!link || link.deletedAt !== null || !link.ogTitle) return visits.notFound(req, res);
-      // Looked up per request, not at mount: tests may set the images of a data directory up first.
+      // Looked up per request, not once: tests may set the images of a data directory up first.
       const images = ogImagesIn(app.config.dataDir);
-      const png = await images.get({ title: link.ogTitle, subtitle: app.config.redirectDomain }, () => limit("ogRenderPerAddress", ip));
+      const png = await images.get({ title: link.ogTitle, subtitle: app.config.redirectDomain }, async () => {
+        const refused = await spend("ogRenderPerAddress", ip);
+        if (refused) throw refused; // answered 429 below
+      });
       res.writeHead(200, {
         "Content-Type": "image/png",
         "Content-Length": String(png.length),
@@ -68,27 +107,9 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
       });
       res.end(req.method === "HEAD" ? undefined : png);
     } catch (e) {
-      if (e instanceof OgImagesBusy)
-        return sendError(req, res, new AppError("SERVICE_UNAVAILABLE", { headers: { "Retry-After": String(e.retryAfterSeconds) } }));
-      if (e instanceof AppError && e.publicCode === "RATE_LIMITED") return sendError(req, res, e);
+      if (e instanceof RateLimiterRes) return sendError(req, res, 429, limitedBody, retryAfterSeconds(e));
+      if (e instanceof OgImagesBusy) return sendError(req, res, 503, busyBody, e.retryAfterSeconds);
       visits.unavailable(req, res, e);
     }
-  });
-
-  const limit = async (name: LimitName, ip: string) => {
-    try {
-      await consume(app.limits, name, ip);
-    } catch (e) {
-      if (e instanceof AppError) app.metrics.rateLimited.inc({ limit: name });
-      throw e;
-    }
   };
-}
-
-/** An error in the service's JSON shape (the image's client is a program, not a person reading a page). */
-function sendError(req: express.Request, res: express.Response, e: AppError) {
-  const { status, body, headers } = toPublicError(e);
-  const json = Buffer.from(JSON.stringify(body));
-  res.writeHead(status, { ...headers, "Content-Type": "application/json", "Content-Length": String(json.length), "Cache-Control": "no-store" });
-  res.end(req.method === "HEAD" ? undefined : json);
 }
