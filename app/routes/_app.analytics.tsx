@@ -2,8 +2,7 @@ import { redirect, type AppLoadContext, type LoaderFunctionArgs, type MetaFuncti
 import { Form, Link, useLoaderData, useLocation } from "@remix-run/react";
 import { ClicksChart } from "../components/ClicksChart";
 import { LinkPicker } from "../components/LinkPicker";
-import { FieldErrors, FormAlert, fieldErrors } from "../components/ui";
-import { PageHeader } from "../components/ui";
+import { FieldErrors, FormAlert, fieldErrors, PageHeader } from "../components/ui";
 import { FILTERS, knownZone, NONE, RANGES, viewRange, withParam, type FilterKey } from "../lib/dashboard";
 import { fieldError, formError, load } from "../lib/errors.server";
 import type { FormError } from "../lib/messages";
@@ -81,7 +80,7 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
     const err = formError(e);
     const names = Object.keys(err.fields ?? {});
     if (!names.length || names.some((n) => !(n in FORM_FIELDS))) return load(request, () => Promise.reject(e));
-    problem = { ...err, fields: Object.fromEntries(names.map((n) => [FORM_FIELDS[n], err.fields![n]])) };
+    problem = { ...err, fields: { ...problem?.fields, ...Object.fromEntries(names.map((n) => [FORM_FIELDS[n], err.fields![n]])) } };
     const fallback = viewRange(new URLSearchParams(), knownZone(tz) ? tz : "UTC");
     if (names.includes("link_id")) linkId = undefined;
     if (names.includes("interval")) interval = undefined;
