@@ -189,8 +189,9 @@ export function readRow(format: ImportFormat, mapping: Mapping, columns: Map<str
   const cell = (field: keyof Mapping): string => {
     const name = mapping[field];
     const i = name === undefined ? undefined : columns.get(name);
-    // A cell our CSV writer guarded against spreadsheets (lib/csv) reads back as the value it stood for.
-    return i === undefined ? "" : unguardCell((record[i] ?? "").trim());
+    const value = i === undefined ? "" : (record[i] ?? "").trim();
+    // Our own files: a cell our CSV writer guarded against spreadsheets (lib/csv) reads back as the value it stood for.
+    return preset ? value : unguardCell(value);
   };
   const body: Record<string, unknown> = {};
   const fields: Record<string, string[]> = {};
