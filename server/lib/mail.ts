@@ -51,7 +51,7 @@ export function inertName(name: string): string {
 }
 
 /**
- * A workspace invitation (extensions §1): `acceptUrl` (`${APP_URL}/invites/{token}`) is the only
+ * A workspace invitation: `acceptUrl` (`${APP_URL}/invites/{token}`) is the only
  * URL containing `/invites/` in the mail, and the text holds no 6-digit number (a sign-in code's mark).
  * The subject is fixed: no text chosen by the inviter reaches it. In the body the names are quoted,
  * made inert (`inertName`) and, in the HTML part, escaped.

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { inertName, inviteMail } from "./mail";
+
+describe("names in mail are inert: nothing a mail client turns into a link", () => {
+  it.each([
+    ["Acme", "Acme"],
+    ["acme.com", "acme[.]com"],
+    ["https://evil.example/x", "https[://]evil[.]example/x"],
+    ["www.evil.example", "www[.]evil[.]example"],
+    ["me@evil.example", "me[at]evil[.]example"],
+    ["full-width ｅｖｉｌ．ｅｘａｍｐｌｅ and ideographic 。 and ＠", "full-width ｅｖｉｌ[.]ｅｘａｍｐｌｅ and ideographic [.] and [at]"],
+    ["one\r\nBcc: x\u2028line", "one Bcc: x line"],
+  ])("%j → %j", (name, expected) => {
+    expect(inertName(name)).toBe(expected);
+  });
+
+  it("the invitation's subject never holds the inviter's or the workspace's text", () => {
+    const a = inviteMail("a@example.com", { workspace: "evil.example", invitedBy: "Mallory", role: "member", acceptUrl: "http://app/invites/x" });
+    const b = inviteMail("a@example.com", { workspace: "Acme", invitedBy: null, role: "owner", acceptUrl: "http://app/invites/y" });
+    expect(a.subject).toBe(b.subject);
+    expect(a.subject).not.toMatch(/evil|Mallory/);
+  });
+});
