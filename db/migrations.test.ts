@@ -110,3 +110,9 @@ it("existing clicks migrate to month partitions: every row kept in its month's p
     expect(await q(`SELECT tableoid::regclass::text AS p FROM clicks WHERE ts LIKE '${nextMonth + 1}#%'`)).toEqual([{ p: month(nextMonth) }]);
   });
 }, 120_000); // two databases migrated from scratch, on a busy machine
+
+it("every migration is applied to a database migrated before it: the journal's times strictly increase (the migrator skips a migration older than the newest applied)", () => {
+  const journal = JSON.parse(readFileSync(path.join(migrationsFolder, "meta/_journal.json"), "utf8")) as { entries: { tag: string; when: number }[] };
+  const late = journal.entries.filter((e, i) => i > 0 && e.when <= journal.entries[i - 1].when).map((e) => e.tag);
+  expect(late).toEqual([]);
+});
