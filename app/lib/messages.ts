@@ -24,6 +24,8 @@ export const ERROR_MESSAGES: Record<string, string> = {
   ALREADY_MEMBER: "That person is already a member of this workspace.",
   INVITE_EMAIL_MISMATCH: "This invitation was sent to another e-mail address. Sign in with that address to accept it.",
   PAYLOAD_TOO_LARGE: "That is too large.",
+  INSUFFICIENT_STORAGE: "The server has no room for this file right now. Try again later.",
+  PASSWORD_NOT_EXPORTABLE: "The link had a visit password, which no export carries, so it was not imported (it would have become public).",
   RATE_LIMITED: "Too many attempts. Please wait a moment and try again.",
   SLUGS_EXHAUSTED: "No short slugs are free right now; choose a custom slug.",
   SERVICE_UNAVAILABLE: "The service is briefly unavailable. Try again shortly.",

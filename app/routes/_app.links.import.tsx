@@ -1,12 +1,12 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { MaxPartSizeExceededError, redirect, unstable_createFileUploadHandler, unstable_parseMultipartFormData } from "@remix-run/node";
+import { json, MaxPartSizeExceededError, redirect, unstable_createFileUploadHandler, unstable_parseMultipartFormData } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useRevalidator } from "@remix-run/react";
 import { useEffect, useState } from "react";
 import { FieldErrors, fieldErrors, FormAlert, PageHeader } from "../components/ui";
 import { attempt, fieldError, load } from "../lib/errors.server";
 import { formatDateTime } from "../lib/format";
-import { ensureUploadsDir, IMPORT_MAX_BYTES, uploadName } from "../lib/imports.server";
-import type { FormError } from "../lib/messages";
+import { IMPORT_MAX_BYTES, stageUpload } from "../lib/imports.server";
+import { messageFor, type FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
 import { FORMAT_LABELS, IMPORT_FORMATS, MAPPING_FIELDS, type ImportFormat, type MappingField } from "../../server/routers/imports/formats";
 import type { InspectionDto } from "../../server/routers/imports/imports.schema";
@@ -37,23 +37,35 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
   const id = new URL(request.url).searchParams.get("job");
   const job = id ? await load(request, () => context.caller.imports.get({ id })) : null;
   const { imports } = await load(request, () => context.caller.imports.list({}));
-  return { job, imports };
+  const { domains } = await load(request, () => context.caller.domain.list({}));
+  return { job, imports, domains: domains.filter((d) => d.verified).map((d) => d.name) };
 }
 
-type ActionData = { inspection?: InspectionDto; error?: FormError; mapping?: Record<string, string> };
+type ImportChoices = { on_conflict: string; title_to: string };
+type ActionData = { inspection?: InspectionDto; error?: FormError; mapping?: Record<string, string>; options?: ImportChoices };
 
 export async function action({ context, request }: ActionFunctionArgs): Promise<ActionData> {
   const actor = await requireActor(context, request);
   const imports = context.caller.imports;
   if ((request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) {
-    // Step 1: the file goes straight to DATA_DIR/imports/uploads (formBodies bounds the request first).
+    // Step 1: the file goes straight to DATA_DIR/imports/uploads (formBodies bounds the request first),
+    // if the disk has room for it; it replaces the workspace's upload that waited for its mapping, if any.
+    const declared = Number(request.headers.get("content-length")) || IMPORT_MAX_BYTES;
+    let staged: { dir: string; name: string };
+    try {
+      staged = await stageUpload(context.app.config.dataDir, { workspaceId: actor.workspaceId, userId: actor.userId, bytes: declared });
+    } catch (e) {
+      const err = e as { publicCode?: string; fields?: Record<string, string[]> };
+      if (err.publicCode !== "INSUFFICIENT_STORAGE") throw e;
+      return json<ActionData>({ error: fieldError(err.fields ?? {}, "INSUFFICIENT_STORAGE") }, { status: 507 }) as unknown as ActionData;
+    }
     let form: FormData;
     try {
       form = await unstable_parseMultipartFormData(
         request,
         unstable_createFileUploadHandler({
-          directory: await ensureUploadsDir(context.app.config.dataDir),
-          file: () => uploadName(actor.userId),
+          directory: staged.dir,
+          file: () => staged.name,
           maxPartSize: IMPORT_MAX_BYTES,
           avoidFileConflicts: false,
         }),
@@ -77,14 +89,21 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
     const v = String(form.get(`map_${f}`) ?? "");
     if (v) mapping[f] = v;
   }
-  const r = await attempt(request, () => imports.start({ upload, format, mapping }));
+  const on_conflict = String(form.get("on_conflict") || "reject");
+  const title_to = String(form.get("title_to") || "title") as "title" | "og_title" | "ignore";
+  const r = await attempt(request, () => imports.start({ upload, format, mapping, on_conflict, title_to }));
   if (r.ok) throw redirect(`/links/import?job=${r.value.id}`);
   const again = await attempt(request, () => imports.inspect({ upload, format }));
-  return { error: r.error, inspection: again.ok ? { ...again.value, format: format === "auto" ? again.value.detected : format } : undefined, mapping };
+  return {
+    error: r.error,
+    inspection: again.ok ? { ...again.value, format: format === "auto" ? again.value.detected : format } : undefined,
+    mapping,
+    options: { on_conflict, title_to },
+  };
 }
 
 export default function ImportLinks() {
-  const { job, imports } = useLoaderData<typeof loader>();
+  const { job, imports, domains } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
   return (
     <>
@@ -96,7 +115,7 @@ export default function ImportLinks() {
       {job ? (
         <JobProgress job={job} />
       ) : data?.inspection ? (
-        <MappingStep inspection={data.inspection} error={data.error} chosen={data.mapping} />
+        <MappingStep inspection={data.inspection} error={data.error} chosen={data.mapping} options={data.options} domains={domains} />
       ) : (
         <UploadStep error={data?.error} />
       )}
@@ -191,7 +210,19 @@ function UploadStep({ error }: { error?: FormError }) {
   );
 }
 
-function MappingStep({ inspection, error, chosen }: { inspection: InspectionDto; error?: FormError; chosen?: Record<string, string> }) {
+function MappingStep({
+  inspection,
+  error,
+  chosen,
+  options,
+  domains,
+}: {
+  inspection: InspectionDto;
+  error?: FormError;
+  chosen?: Record<string, string>;
+  options?: ImportChoices;
+  domains: string[];
+}) {
   const busy = useNavigation().state === "submitting";
   const [format, setFormat] = useState<string>(inspection.format);
   const [mapping, setMapping] = useState<Record<string, string>>(chosen ?? inspection.mappings[inspection.format] ?? {});
@@ -245,6 +276,45 @@ function MappingStep({ inspection, error, chosen }: { inspection: InspectionDto;
         {mapping.slug_fallback ? <input type="hidden" name="map_slug_fallback" value={mapping.slug_fallback} /> : null}
         <FieldErrors errors={fieldErrors(error, "mapping", "file", "upload")} />
       </fieldset>
+      <div className="grid max-w-3xl gap-4 sm:grid-cols-2">
+        <div>
+          <label htmlFor="on_conflict" className="label">
+            When a row&apos;s slug is taken
+          </label>
+          <select
+            id="on_conflict"
+            name="on_conflict"
+            className="input"
+            defaultValue={options?.on_conflict ?? "reject"}
+            aria-describedby="on_conflict-hint on_conflict-err"
+          >
+            <option value="reject">Reject the row</option>
+            <option value="generate">Give it a new generated slug</option>
+            {domains.map((d) => (
+              <option key={d} value={`domain:${d}`}>
+                Put it on {d} with the same slug
+              </option>
+            ))}
+          </select>
+          <p id="on_conflict-hint" className="hint">
+            Slugs on the default domain are shared with every workspace. The report lists each new short URL.
+          </p>
+          <FieldErrors id="on_conflict-err" errors={fieldErrors(error, "on_conflict")} />
+        </div>
+        <div>
+          <label htmlFor="title_to" className="label">
+            The source&apos;s title goes to
+          </label>
+          <select id="title_to" name="title_to" className="input" defaultValue={options?.title_to ?? "title"} aria-describedby="title_to-hint">
+            <option value="title">Label (title)</option>
+            <option value="og_title">Share-card title (og_title)</option>
+            <option value="ignore">Nowhere (ignore it)</option>
+          </select>
+          <p id="title_to-hint" className="hint">
+            Bitly, Shlink and YOURLS titles and Kutt descriptions. The label is what people see in your list.
+          </p>
+        </div>
+      </div>
       <div className="overflow-x-auto">
         <table className="w-full text-left text-sm" aria-label="The first rows of the file">
           <caption className="mb-1 text-left text-xs text-slate-600 dark:text-slate-400">The first rows of the file; imported columns are highlighted.</caption>
@@ -284,6 +354,26 @@ function MappingStep({ inspection, error, chosen }: { inspection: InspectionDto;
 
 type Job = NonNullable<ReturnType<typeof useLoaderData<typeof loader>>["job"]>;
 
+/** What the import did, in a few words, and how the bar looks: an import that created nothing is no success. */
+function outcome(job: Job): { title: string; tone: "busy" | "ok" | "partial" | "bad" } {
+  if (job.status === "queued") return { title: "Waiting for this workspace's earlier import to finish…", tone: "busy" };
+  if (job.status === "running") return { title: "Importing…", tone: "busy" };
+  if (job.status === "failed") return { title: "Import failed", tone: "bad" };
+  const moved = job.moved.length ? `, ${job.moved.length.toLocaleString("en-US")} under a new short URL` : "";
+  if (job.rejected && !job.created && !job.skipped) return { title: "Nothing imported: every row was rejected", tone: "bad" };
+  if (job.rejected) return { title: `Imported with problems: ${job.rejected.toLocaleString("en-US")} rows rejected${moved}`, tone: "partial" };
+  if (!job.created) return { title: "Nothing new: every link was already here", tone: "ok" };
+  return { title: `Import finished${moved}`, tone: "ok" };
+}
+
+const BAR_TONE = { busy: "accent-indigo-600", ok: "accent-green-600", partial: "accent-amber-500", bad: "accent-red-600" } as const;
+
+/** A rejected row's reason in words: what each field says, else the code's message. */
+const reasonOf = (r: { error: string; fields?: Record<string, string[]> }) =>
+  Object.entries(r.fields ?? {})
+    .map(([k, v]) => `${k}: ${v.join(", ")}`)
+    .join("; ") || messageFor(r.error);
+
 function JobProgress({ job }: { job: Job }) {
   const active = job.status === "queued" || job.status === "running";
   const revalidator = useRevalidator();
@@ -295,17 +385,31 @@ function JobProgress({ job }: { job: Job }) {
   const total = job.rows ?? 0;
   const f = (n: number) => n.toLocaleString("en-US");
   const pct = total ? Math.floor((job.rows_done / total) * 100) : 0;
+  const said = outcome(job);
+  const cell = "border-b px-2 py-1";
   return (
     <section className="card space-y-4" aria-labelledby="progress">
-      <h2 id="progress" className="text-lg font-semibold">
-        {active ? "Importing…" : job.status === "done" ? "Import finished" : "Import failed"}
+      <h2 id="progress" className="text-lg font-semibold" data-testid="import-outcome" data-tone={said.tone}>
+        {said.title}
       </h2>
       <div>
-        <progress className="h-3 w-full accent-indigo-600" max={total || 1} value={job.rows_done} aria-label="Rows imported" data-testid="import-progress" />
+        <progress
+          className={`h-3 w-full ${BAR_TONE[said.tone]}`}
+          max={total || 1}
+          value={job.rows_done}
+          aria-label={`Rows read: ${said.title}`}
+          data-testid="import-progress"
+          data-tone={said.tone}
+        />
         <p className="mt-1 text-sm" aria-live="polite" data-testid="import-counts">
           {f(job.rows_done)} of {f(total)} rows ({pct}%) · {f(job.created)} created · {f(job.skipped)} skipped · {f(job.rejected)} rejected
         </p>
       </div>
+      {said.tone === "bad" && job.status === "done" ? (
+        <p role="alert" className="alert-error">
+          No link was created. The table below says why each row was rejected.
+        </p>
+      ) : null}
       {active ? (
         <p className="text-sm">
           It goes on if you leave this page. <Link to={`/links/import?job=${job.id}`}>Refresh</Link>
@@ -316,39 +420,66 @@ function JobProgress({ job }: { job: Job }) {
           {job.error}
         </p>
       ) : null}
+      {job.rejected || job.moved.length ? (
+        <p className="text-sm">
+          Row numbers count data rows, the header row excluded.{" "}
+          <a href={`/links/import/${job.id}/rejects.csv`} download>
+            Download the report (CSV)
+          </a>
+        </p>
+      ) : null}
+      {job.moved.length ? (
+        <div>
+          <h3 className="font-semibold">Rows with a new short URL (their slug was taken)</h3>
+          <table className="mt-2 w-full text-left text-sm" aria-label="Rows with a new short URL">
+            <thead>
+              <tr>
+                {["Row", "Slug in the file", "URL", "New short URL"].map((h) => (
+                  <th key={h} scope="col" className={cell}>
+                    {h}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {job.moved.slice(0, 50).map((m) => (
+                <tr key={m.row}>
+                  <td className={cell}>{m.row}</td>
+                  <td className={`${cell} font-mono text-xs`}>{m.slug}</td>
+                  <td className={`${cell} max-w-xs truncate`} title={m.url}>
+                    {m.url}
+                  </td>
+                  <td className={`${cell} font-mono text-xs`}>{m.short_url}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {job.moved.length > 50 ? <p className="hint">The first 50 are shown; the report has {f(job.moved.length)}.</p> : null}
+        </div>
+      ) : null}
       {job.rejected ? (
         <div>
           <h3 className="font-semibold">Rejected rows</h3>
-          <p className="text-sm">
-            Row numbers count data rows, the header row excluded.{" "}
-            <a href={`/links/import/${job.id}/rejects.csv`} download>
-              Download the report (CSV)
-            </a>
-          </p>
           <table className="mt-2 w-full text-left text-sm" aria-label="Rejected rows">
             <thead>
               <tr>
-                <th scope="col" className="border-b px-2 py-1">
-                  Row
-                </th>
-                <th scope="col" className="border-b px-2 py-1">
-                  Error
-                </th>
-                <th scope="col" className="border-b px-2 py-1">
-                  Reason
-                </th>
+                {["Row", "Slug", "URL", "Error", "Reason"].map((h) => (
+                  <th key={h} scope="col" className={cell}>
+                    {h}
+                  </th>
+                ))}
               </tr>
             </thead>
             <tbody>
               {job.rejects.slice(0, 50).map((r) => (
                 <tr key={r.row}>
-                  <td className="border-b px-2 py-1">{r.row}</td>
-                  <td className="border-b px-2 py-1 font-mono text-xs">{r.error}</td>
-                  <td className="border-b px-2 py-1">
-                    {Object.entries(r.fields ?? {})
-                      .map(([k, v]) => `${k}: ${v.join(", ")}`)
-                      .join("; ")}
+                  <td className={cell}>{r.row}</td>
+                  <td className={`${cell} font-mono text-xs`}>{r.slug ?? ""}</td>
+                  <td className={`${cell} max-w-xs truncate`} title={r.url}>
+                    {r.url ?? ""}
                   </td>
+                  <td className={`${cell} font-mono text-xs`}>{r.error}</td>
+                  <td className={cell}>{reasonOf(r)}</td>
                 </tr>
               ))}
             </tbody>

@@ -3,8 +3,8 @@ import { text } from "../../lib/input";
 import { IMPORT_FORMATS, MAPPING_FIELDS } from "./formats";
 
 export const JOB_ID_RE = /^[0-9a-z]{12}$/;
-/** A staged upload's file name: the uploader's user id, then random characters (imports.service `stageName`). */
-export const UPLOAD_RE = /^[0-9a-z]{1,64}-[0-9a-z]{24}\.csv$/;
+/** A staged upload's file name: its owner (`<workspace id>-<user id>`, or `cli`), then random characters (imports.service `uploadName`). */
+export const UPLOAD_RE = /^[0-9a-z]{1,64}(-[0-9a-z]{1,64})?-[0-9a-z]{24}\.csv$/;
 
 export const formatSchema = z.enum(["auto", ...IMPORT_FORMATS]);
 export const jobIdSchema = text().regex(JOB_ID_RE, "must be 12 characters of 0-9 and a-z");

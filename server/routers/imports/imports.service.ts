@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir, rename, unlink } from "node:fs/promises";
+import { mkdir, readdir, rename, statfs, unlink } from "node:fs/promises";
 import path from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
@@ -15,7 +15,7 @@ import { LINK_CHANNEL } from "../../core/services";
 import { createLinkInput, type CreateLinkInput } from "../links/links.schema";
 import { checkNoLoops, PUBLIC_WORKSPACE_ID, shortUrl } from "../links/links.service";
 import { lockWorkspace } from "../workspaces/workspace-lock";
-import { csvRecords, fileDelimiter, fileError, inspectFile, type FileInspection } from "./csv-file";
+import { csvRecords, fileDelimiter, fileError, IMPORT_MAX_BYTES, inspectFile, type FileInspection } from "./csv-file";
 import { defaultMapping, detectFormat, IMPORT_FORMATS, readRow, type ImportFormat, type Mapping } from "./formats";
 import type { ImportJobDto, InspectionDto } from "./imports.schema";
 
@@ -35,9 +35,43 @@ const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? result : (r
 export const jobFile = (dataDir: string, jobId: string) => path.join(dataDir, "imports", `${jobId}.csv`);
 /** Uploads waiting for their column mapping: DATA_DIR/imports/uploads/<owner>-<random>.csv. */
 export const uploadsDir = (dataDir: string) => path.join(dataDir, "imports", "uploads");
-/** A fresh upload name; `owner` is the uploader's user id (the dashboard) or `cli`. */
+/** A fresh upload name; `owner` is `<workspace id>-<user id>` (the dashboard) or `cli`. */
 export const uploadName = (owner: string) => `${owner}-${randomString(24, BASE36)}.csv`;
 export const uploadOwner = (name: string) => name.slice(0, name.lastIndexOf("-"));
+/** Whose a dashboard upload is: one workspace and its uploader. */
+export const dashboardUploadOwner = (workspaceId: string, userId: string) => `${workspaceId}-${userId}`;
+
+/**
+ * Room kept free on DATA_DIR's disk beside an upload: the embedded database, the click spool and
+ * the logs live there too, and a full disk stops clicks from being made durable.
+ */
+export const UPLOAD_DISK_RESERVE = 256 * 1024 * 1024;
+
+/** 507 INSUFFICIENT_STORAGE naming `file`: the upload is refused before any byte of it is written. */
+const noRoom = (free: number) =>
+  new AppError("INSUFFICIENT_STORAGE", {
+    fields: { file: [`cannot be stored now: the server's disk has ${(free / 1024 / 1024).toFixed(0)} MB free; try again later or ask the operator`] },
+    message: "file: the server's disk is nearly full",
+  });
+
+/**
+ * Makes room for one dashboard upload of `bytes` (at most IMPORT_MAX_BYTES): the disk must keep
+ * `reserve` free beyond it (else 507 INSUFFICIENT_STORAGE), and a workspace keeps one staged upload
+ * (the one waiting for its column mapping): an earlier one of the workspace is deleted. Answers the
+ * directory and the new upload's name.
+ */
+export async function stageUpload(
+  dataDir: string,
+  o: { workspaceId: string; userId: string; bytes: number; reserve?: number },
+): Promise<{ dir: string; name: string }> {
+  const dir = await ensureUploadsDir(dataDir);
+  const fs = await statfs(dir);
+  const free = Number(fs.bavail) * Number(fs.bsize);
+  if (free < Math.min(o.bytes, IMPORT_MAX_BYTES) + (o.reserve ?? UPLOAD_DISK_RESERVE)) throw noRoom(free);
+  const prefix = `${o.workspaceId}-`;
+  for (const name of await readdir(dir).catch(() => [] as string[])) if (name.startsWith(prefix)) await unlink(path.join(dir, name)).catch(() => {});
+  return { dir, name: uploadName(dashboardUploadOwner(o.workspaceId, o.userId)) };
+}
 
 export async function ensureUploadsDir(dataDir: string): Promise<string> {
   const dir = uploadsDir(dataDir);

@@ -465,7 +465,7 @@ describe("import: one import of a workspace at a time", () => {
   it("queues a workspace's second import behind its first: two imports of the same file at once create each URL once", async () => {
     const user = await t.user();
     const csv = `url\n${Array.from({ length: 300 }, (_, i) => `https://example.com/twice/${i}`).join("\n")}\n`;
-    const jobs = [];
+    const jobs: { id: string }[] = [];
     for (let i = 0; i < 2; i++) {
       const file = await upload(csv);
       jobs.push(await createImportJob(deps(), { workspaceId: user.workspaceId, userId: user.id, upload: file, prepared: await prepareImport(file, "auto") }));

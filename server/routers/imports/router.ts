@@ -4,13 +4,24 @@ import { AppError } from "../../domain/errors";
 import { authedProcedure, router, contract } from "../../trpc/init";
 import type { Actor } from "../../trpc/context";
 import { inspectInput, inspectionOutput, jobInput, jobOutput, startInput } from "./imports.schema";
-import { checkOptions, createImportJob, getImportJob, inspectUpload, listImportJobs, prepareImport, uploadOwner, uploadsDir } from "./imports.service";
+import {
+  checkOptions,
+  createImportJob,
+  dashboardUploadOwner,
+  getImportJob,
+  inspectUpload,
+  listImportJobs,
+  prepareImport,
+  uploadOwner,
+  uploadsDir,
+} from "./imports.service";
 import { kickImportRunners } from "./runner";
 import type { Mapping } from "./formats";
 
-/** An upload is its uploader's: another user's name answers like a missing one. */
+/** An upload is its uploader's, in the workspace it was made in: anyone else's name answers like a missing one. */
 function ownUpload(actor: Actor, upload: string): string {
-  if (uploadOwner(upload) !== actor.userId) throw new AppError("VALIDATION_FAILED", { fields: { upload: ["is gone: upload the file again"] } });
+  if (uploadOwner(upload) !== dashboardUploadOwner(actor.workspaceId, actor.userId))
+    throw new AppError("VALIDATION_FAILED", { fields: { upload: ["is gone: upload the file again"] } });
   return upload;
 }
 
