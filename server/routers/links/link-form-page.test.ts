@@ -1,0 +1,48 @@
+import { existsSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+
+/**
+ * The dashboard's link form as a browser without JavaScript sends it: what a person types is
+ * normalised on the server too (tags in the tag alphabet, https:// on an address without a scheme),
+ * the page shows the result, and a tag still refused is named. The browser side is e2e/link-form.test.ts.
+ */
+describe.skipIf(!existsSync("build/index.js"))("link form (Remix, no JavaScript)", () => {
+  let t: TestServer;
+  let u: TestUser;
+  let cookie: Record<string, string>;
+  beforeAll(async () => {
+    t = await createTestServer({}, { remix: true });
+    u = await t.user();
+    const session = await t.app.lucia.createSession(u.id, { createdAt: Date.now() });
+    cookie = { cookie: `app_session=${session.id}`, origin: t.appUrl };
+  });
+  afterAll(() => t?.close());
+
+  const submit = (fields: Record<string, string>) =>
+    http(`${t.appUrl}/links/new`, {
+      method: "POST",
+      headers: { ...cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ intent: "save", ...fields }).toString(),
+    });
+
+  it("normalises tags and adds https:// to the destination, and saves the title", async () => {
+    const res = await submit({ url: "example.com/x", tags: "Campaign, Q4 Push", title: "Autumn campaign" });
+    expect(res.status).toBe(302);
+    const { links } = await t.caller(u.auth).link.list({});
+    expect(links[0]).toMatchObject({ url: "https://example.com/x", tags: ["campaign", "q4-push"], title: "Autumn campaign" });
+    const list = await http(`${t.appUrl}/links?q=autumn`, { headers: { cookie: cookie.cookie } });
+    expect(list.text).toContain('data-testid="link-title"');
+    expect(list.text).toContain("Autumn campaign");
+  });
+
+  it("shows the form again as it would be saved, with a refused tag named, not its index", async () => {
+    const long = "Very Long Tag ".repeat(3);
+    const res = await submit({ url: "example.org/again", tags: `Spring Sale, ${long}` });
+    expect(res.status).toBe(200); // the form again, with its errors
+    expect(res.text).toContain('value="https://example.org/again"');
+    expect(res.text).toContain('value="spring-sale, very-long-tag-very-long-tag-very-long-tag"');
+    expect(res.text).toContain("&quot;very-long-tag-very-long-tag-very-long-tag&quot; is not a tag");
+    expect(res.text).not.toMatch(/>0: /);
+  });
+});
