@@ -62,6 +62,11 @@ export type ClickRecorder = {
   close(): Promise<void>;
   /** Clicks not yet stored: in memory, being written, or spilled to disk. */
   readonly buffered: number;
+  /**
+   * Whether a click recorded now survives a crash: false while the write-ahead spool cannot be
+   * written (a full disk), was asked for and could not be opened, or spilling the buffer fails.
+   */
+  readonly durable: boolean;
 };
 
 /** `seg`: the write-ahead spool segment holding it (never serialized: it is this process's). */
@@ -322,10 +327,12 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
   const spoolDir = path.join(app.config.dataDir, "click-spool");
   const visitorKeys = new VisitorKeys(app.db);
   let wal: ClickSpool | null = null;
+  let walMissing = false;
   if (opts.spool !== false) {
     try {
       wal = new ClickSpool(app.config.dataDir, (e, what) => walError(e, what), typeof opts.spool === "object" ? opts.spool : {});
     } catch (e) {
+      walMissing = true;
       app.log.error(logSafeError(e), "click spool unavailable; a crash may lose buffered clicks");
     }
   }
@@ -515,6 +522,9 @@ export function startClickRecorder(app: RecorderDeps, opts: RecorderOptions = {}
     flush: () => drain(),
     get buffered() {
       return total();
+    },
+    get durable() {
+      return !walMissing && !walFailing && dropped === 0;
     },
     async close() {
       if (closed) return;

@@ -10,6 +10,7 @@ import { createLinktreePageHandler } from "../redirect/linktree-page";
 import { sendError, trpcBodyParser } from "./rest";
 import { AppError } from "../domain/errors";
 import { isLocalScrape } from "../lib/metrics";
+import { createReadiness } from "./readiness";
 
 type OriginKind = "app" | "api" | "redirect";
 type Origin = { kind: OriginKind; url: URL; handler: express.Express; prefix: string };
@@ -71,11 +72,14 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   const servers: http.Server[] = [];
   // Redirects are logged at debug only; below that level they skip the logging set-up entirely.
   const logRedirects = app.log.isLevelEnabled("debug");
+  const readiness = createReadiness(app); // /_/live and /_/ready, on every origin
+
   for (const port of ports) {
     const pick = originPicker(origins.filter((o) => portOf(o.url) === port));
     const server = http.createServer((req, res) => {
       // Service endpoints of every origin: Prometheus metrics, to this machine only (isLocalScrape).
       if (req.url === "/_/metrics" && req.method === "GET") return void serveMetrics(app, req, res);
+      if (req.url?.startsWith("/_/") && readiness.handle(req, res)) return;
       const origin = pick(req);
       if (!origin) return sendError(res as express.Response, new AppError("NOT_FOUND"));
       if (origin.kind !== "redirect" || logRedirects) logRequest(app, req, res);
@@ -99,6 +103,7 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
     servers,
     ports,
     async close() {
+      readiness.close();
       await Promise.all(
         servers.map(
           (s) =>
