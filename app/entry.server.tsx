@@ -22,6 +22,8 @@ export default function handleRequest(
   loadContext: AppLoadContext,
 ) {
   const nonce = loadContext.nonce ?? "";
+  // The outage page (a loader's 503): clients and load balancers are told when to come back.
+  if (responseStatusCode === 503 && !responseHeaders.has("Retry-After")) responseHeaders.set("Retry-After", "5");
   const waitForAll = isbot(request.headers.get("user-agent") ?? "") || remixContext.isSpaMode;
   return new Promise((resolve, reject) => {
     let shellRendered = false;

@@ -27,7 +27,7 @@ describe.skipIf(!process.env.DATABASE_URL)("the database refusing connections", 
     if (on) await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
   };
   beforeAll(async () => {
-    s = await startLoggedServer();
+    s = await startLoggedServer({ remix: true });
     name = new URL(s.app.database.url!).pathname.slice(1);
     admin = (await import("postgres")).default(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
     ({ cookie } = await signIn(s, "doors@example.com"));
@@ -81,6 +81,15 @@ describe.skipIf(!process.env.DATABASE_URL)("the database refusing connections", 
       expect(Number(page.headers.get("retry-after"))).toBeGreaterThan(0);
       expect(await page.text()).toMatch(/briefly unavailable/);
     }
+  });
+
+  it("a dashboard page over HTTP is the 503 page with Retry-After", async () => {
+    const r = await fetch(`${s.appUrl}/links`, { headers: cookie, redirect: "manual" });
+    const html = await r.text();
+    expect(r.status).toBe(503);
+    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(html).toContain("Briefly unavailable");
+    expect(html).toMatch(/briefly unavailable/);
   });
 
   it("one log line per state change, none per request, no personal data", async () => {
