@@ -83,7 +83,8 @@ const ogTitle = text().max(120, "at most 120 characters");
 const ogDescription = text().max(240, "at most 240 characters");
 export const MAX_TITLE = 200;
 /** A label for people in the dashboard's list, search and exports; share cards use `og_title`, never this. */
-export const titleSchema = text().max(MAX_TITLE, `at most ${MAX_TITLE} characters`);
+const TITLE_DOC = "A label for people: the dashboard's list, search and exports. Never used for share cards (og_title is).";
+export const titleSchema = text().max(MAX_TITLE, `at most ${MAX_TITLE} characters`).describe(TITLE_DOC);
 
 // In service.md's order, which decides the first failing field (lib/input `body`).
 const linkFields = {
@@ -179,6 +180,6 @@ export const linkOutput = z.object({
   updated_at: z.number().int(),
   deleted_at: z.number().int().nullable(),
   /** Only when set: a link made without it reads exactly as before the member existed. */
-  title: z.string().optional(),
+  title: z.string().describe(`${TITLE_DOC} Present only when set.`).optional(),
 });
 export type LinkDto = z.infer<typeof linkOutput>;
