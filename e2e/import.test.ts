@@ -99,12 +99,12 @@ it("a person imports a Shlink export: detected format, column mapping with a pre
   // The preset maps Shlink's columns; the preview shows the first rows.
   expect(await page.getByLabel("Destination URL (required)").inputValue()).toBe("longUrl");
   expect(await page.getByLabel("Slug").inputValue()).toBe("shortCode");
-  expect(await page.getByLabel("Share title").inputValue()).toBe("title");
+  expect(await page.getByLabel("Title", { exact: true }).inputValue()).toBe("title");
   const preview = page.getByRole("table", { name: "The first rows of the file" });
   expect(await preview.locator("tbody tr").count()).toBe(5);
   expect(await preview.locator("tbody tr").first().textContent()).toContain("https://example.com/post/0");
-  // Not the share titles after all.
-  await page.getByLabel("Share title").selectOption("");
+  // Not the titles after all.
+  await page.getByLabel("The source's title goes to").selectOption("ignore");
   await shot(page, "import-mapping");
   await page.getByRole("button", { name: `Import ${ROWS.toLocaleString("en-US")} rows` }).click();
   await page.waitForURL(/\/links\/import\?job=[0-9a-z]{12}/);
@@ -112,19 +112,23 @@ it("a person imports a Shlink export: detected format, column mapping with a pre
   // The bar moves while rows go in (the page polls the job).
   const seen = new Set<number>();
   const bar = page.getByTestId("import-progress");
-  for (let i = 0; i < 600 && (await page.getByRole("heading", { name: "Import finished" }).count()) === 0; i++) {
+  const outcome = page.getByTestId("import-outcome");
+  for (let i = 0; i < 600 && (await outcome.getAttribute("data-tone")) === "busy"; i++) {
     seen.add(Number(await bar.getAttribute("value")));
     await new Promise((r) => setTimeout(r, 100));
   }
-  expect(await page.getByRole("heading", { name: "Import finished" }).count()).toBe(1);
+  // Some rows were rejected: the heading and the bar say so (not a plain success).
+  expect(await outcome.textContent()).toBe("Imported with problems: 3 rows rejected");
+  expect(await bar.getAttribute("data-tone")).toBe("partial");
   const partial = [...seen].filter((v) => v > 0 && v < ROWS);
   expect(partial.length, `progress values seen: ${[...seen].join(", ")}`).toBeGreaterThanOrEqual(2);
   expect(await page.getByTestId("import-counts").textContent()).toBe(`20,000 of 20,000 rows (100%) · 19,997 created · 0 skipped · 3 rejected`);
   const rejected = page.getByRole("table", { name: "Rejected rows" });
+  // Each rejected row with its slug and URL as the file gave them, the code and the reason.
   expect(await rejected.locator("tbody tr").allTextContents()).toEqual([
-    "11VALIDATION_FAILEDurl: must be an absolute http or https URL",
-    "21VALIDATION_FAILEDurl: Required",
-    "31INVALID_LINK_IDslug: must be 1-50 characters of 0-9, a-z and -",
+    "11post10ftp://not-webVALIDATION_FAILEDurl: must be an absolute http or https URL",
+    "21post20VALIDATION_FAILEDurl: Required",
+    "31has spacehttps://example.com/post/30INVALID_LINK_IDslug: must be 1-50 characters of 0-9, a-z and -",
   ]);
   await shot(page, "import-finished");
   const download = page.waitForEvent("download");
@@ -132,10 +136,10 @@ it("a person imports a Shlink export: detected format, column mapping with a pre
   const report = await (await download).path();
   const text = readFileSync(report!, "utf8");
   expect(text.trim().split("\r\n")).toEqual([
-    "row,error,reason",
-    "11,VALIDATION_FAILED,url: must be an absolute http or https URL",
-    "21,VALIDATION_FAILED,url: Required",
-    '31,INVALID_LINK_ID,"slug: must be 1-50 characters of 0-9, a-z and -"',
+    "row,slug,url,error,reason,new_short_url",
+    "11,post10,ftp://not-web,VALIDATION_FAILED,url: must be an absolute http or https URL,",
+    "21,post20,,VALIDATION_FAILED,url: Required,",
+    '31,has space,https://example.com/post/30,INVALID_LINK_ID,"slug: must be 1-50 characters of 0-9, a-z and -",',
   ]);
 
   // The imported links are there, slugs lower-cased, titles left out as mapped.
@@ -162,7 +166,7 @@ it("Export CSV downloads every link, and importing it back creates nothing", asy
   await page.getByTestId("detected-format").waitFor();
   expect(await page.getByTestId("detected-format").textContent()).toMatch(/^Generic CSV/);
   await page.getByRole("button", { name: /^Import 19,997 rows$/ }).click();
-  await page.getByRole("heading", { name: "Import finished" }).waitFor({ timeout: 120_000 });
+  await page.getByRole("heading", { name: "Nothing new: every link was already here" }).waitFor({ timeout: 120_000 });
   expect(await page.getByTestId("import-counts").textContent()).toBe("19,997 of 19,997 rows (100%) · 0 created · 19,997 skipped · 0 rejected");
   expect(page.problems).toEqual([]);
 }, 180_000);
@@ -205,3 +209,44 @@ it("a file that is not CSV, an empty file, invalid UTF-8 and a file over 20 MB e
   expect(await recent()).toBe(before);
   expect(page.problems).toEqual([]);
 }, 180_000);
+
+it("an import whose every row is rejected says so in red; a taken slug can get a new one, shown with its new short URL", async () => {
+  const s = Date.now().toString(36);
+  const upload = async (name: string, content: string) => {
+    const file = path.join(server.dataDir, name);
+    writeFileSync(file, content);
+    await page.goto(`${server.appUrl}/links/import`);
+    await page.getByLabel("CSV file").setInputFiles(file);
+    await page.getByRole("button", { name: "Upload and preview" }).click();
+    await page.getByTestId("detected-format").waitFor();
+  };
+  const finished = async () => {
+    const outcome = page.getByTestId("import-outcome");
+    await outcome.waitFor();
+    for (let i = 0; i < 600 && (await outcome.getAttribute("data-tone")) === "busy"; i++) await new Promise((r) => setTimeout(r, 100));
+    return outcome;
+  };
+
+  await upload("all-bad.csv", `url,slug\nftp://a,bad1-${s}\nnot a url,bad2-${s}\n`);
+  await page.getByRole("button", { name: "Import 2 rows" }).click();
+  const outcome = await finished();
+  expect(await outcome.textContent()).toBe("Nothing imported: every row was rejected");
+  expect(await page.getByTestId("import-progress").getAttribute("data-tone")).toBe("bad");
+  expect(await page.getByRole("alert").textContent()).toContain("No link was created");
+  expect(await page.getByRole("table", { name: "Rejected rows" }).locator("tbody tr").allTextContents()).toEqual([
+    `1bad1-${s}ftp://aVALIDATION_FAILEDurl: must be an absolute http or https URL`,
+    `2bad2-${s}not a urlVALIDATION_FAILEDurl: must be an absolute http or https URL`,
+  ]);
+  await shot(page, "import-all-rejected");
+
+  // post0 is this workspace's already (the Shlink import), for another URL: the mapping step offers a new slug.
+  await upload("taken.csv", `url,slug\nhttps://example.com/other-${s},post0\n`);
+  await page.getByLabel("When a row's slug is taken").selectOption("generate");
+  await page.getByRole("button", { name: "Import 1 rows" }).click();
+  expect(await (await finished()).textContent()).toBe("Import finished, 1 under a new short URL");
+  const moved = page.getByRole("table", { name: "Rows with a new short URL" });
+  expect(await moved.locator("tbody tr").first().textContent()).toMatch(
+    new RegExp(`^1post0https://example.com/other-${s}http://127\\.0\\.0\\.1:\\d+/[0-9a-z]{4}$`),
+  );
+  expect(page.problems).toEqual([]);
+}, 120_000);

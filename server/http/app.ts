@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import helmet from "helmet";
 import { randomBytes } from "node:crypto";
+import { Readable, Transform } from "node:stream";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { AppServices } from "../core/services";
 import { appRouter } from "../routers";
@@ -79,7 +80,7 @@ const IMPORT_FORM_PATH = /^\/links\/import(\.data)?\/?$/;
 const FORM_TYPES = new Set(["application/x-www-form-urlencoded", "multipart/form-data"]);
 
 /** The body read by `formBodies`, for the Remix handler (undefined: none). */
-export type FormBodyRequest = Request & { formBody?: Buffer<ArrayBuffer> };
+export type FormBodyRequest = Request & { formBody?: Buffer<ArrayBuffer>; formStream?: ReadableStream<Uint8Array> };
 
 /**
  * Bounds every body that reaches Remix, before any action reads it (request.formData() reads all
@@ -104,6 +105,11 @@ export function formBodies() {
           ? IMPORT_FORM_MAX_BYTES
           : FORM_MAX_BYTES;
     if (Number(declared) > limit) return refuseBody(req, res, new AppError("PAYLOAD_TOO_LARGE"));
+    if (multipart && limit === IMPORT_FORM_MAX_BYTES) {
+      // The CSV upload goes to disk as it arrives (its action streams it into a file): counted, never held in memory.
+      req.formStream = boundedStream(req, limit);
+      return next();
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
@@ -127,6 +133,20 @@ export function formBodies() {
     };
     req.on("data", onData).on("end", onEnd);
   };
+}
+
+/** The request body as a web stream that fails once more than `limit` bytes arrive. */
+function boundedStream(req: Request, limit: number): ReadableStream<Uint8Array> {
+  let size = 0;
+  const counted = req.pipe(
+    new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        done(size > limit ? new AppError("PAYLOAD_TOO_LARGE") : null, chunk);
+      },
+    }),
+  );
+  return Readable.toWeb(counted) as ReadableStream<Uint8Array>;
 }
 
 /**

@@ -116,7 +116,13 @@ function remixRequest(req: FormBodyRequest, res: express.Response): Request {
   const controller = new AbortController();
   res.on("close", () => !res.writableFinished && controller.abort());
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(url.href, { method: req.method, headers, signal: controller.signal, body: hasBody ? (req.formBody ?? null) : undefined });
+  return new Request(url.href, {
+    method: req.method,
+    headers,
+    signal: controller.signal,
+    body: hasBody ? (req.formStream ?? req.formBody ?? null) : undefined,
+    ...(req.formStream ? { duplex: "half" } : {}),
+  });
 }
 
 async function sendRemixResponse(res: express.Response, response: Response) {
