@@ -57,7 +57,7 @@ describe(`npm run cli -- links:import (${process.env.DATABASE_URL ? "PostgreSQL"
       created: 2,
       skipped: 0,
       rejected: 1,
-      rejects: [{ row: 2, error: "VALIDATION_FAILED", fields: { url: ["must be an absolute http or https URL"] } }],
+      rejects: [{ row: 2, error: "VALIDATION_FAILED", slug: `c2-${s}`, url: "ftp://bad", fields: { url: ["must be an absolute http or https URL"] } }],
     });
     expect(r.stderr).toMatch(/import [0-9a-z]{12}: 3 of 3 rows \(created 2, skipped 0, rejected 1\)/);
     const again = await cli(["links:import", "--email", email, "--file", file, "--format", "generic"], env);
@@ -68,6 +68,26 @@ describe(`npm run cli -- links:import (${process.env.DATABASE_URL ? "PostgreSQL"
       .where(and(eq(links.workspaceId, workspaceId), isNull(links.deletedAt)));
     expect(live.filter((l) => l.url.startsWith("https://example.com/c")).length).toBe(2);
   }, 60_000);
+
+  it("--on-conflict generate gives a row whose slug another workspace holds a new slug, and prints its new short URL; a bad rule is one clear error", async () => {
+    const s = Math.random().toString(36).slice(2, 8);
+    const other = await t.user();
+    const theirs = path.join(t.app.config.dataDir, `theirs-${s}.csv`);
+    writeFileSync(theirs, `url,slug\nhttps://example.com/theirs-${s},bit-${s}\n`);
+    expect((await cli(["links:import", "--email", other.email, "--file", theirs], env)).code).toBe(0);
+    const mine = path.join(t.app.config.dataDir, `mine-${s}.csv`);
+    writeFileSync(mine, `url,slug\nhttps://example.com/mine-${s},bit-${s}\n`);
+    const refused = await cli(["links:import", "--email", email, "--file", mine], env);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ created: 0, rejected: 1, rejects: [{ row: 1, error: "LINK_ID_ALREADY_IN_USE", slug: `bit-${s}` }] });
+    const r = await cli(["links:import", "--email", email, "--file", mine, "--on-conflict", "generate"], env);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ rows: 1, created: 1, rejected: 0 });
+    expect(out.moved).toEqual([{ row: 1, slug: `bit-${s}`, url: `https://example.com/mine-${s}`, short_url: expect.stringMatching(/\/[0-9a-z]{4}$/) }]);
+    const bad = await cli(["links:import", "--email", email, "--file", mine, "--on-conflict", "domain:nowhere.example"], env);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stderr.trim().split("\n").pop()!)).toMatchObject({ error: "VALIDATION_FAILED", message: expect.stringContaining("on_conflict") });
+  }, 90_000);
 
   it("recognises an export by its header row (a Shlink export here)", async () => {
     const r = await cli(["links:import", "--email", email, "--file", path.join(FIXTURES, "shlink.csv")], env);
