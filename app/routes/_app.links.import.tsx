@@ -197,8 +197,9 @@ function UploadStep({ error }: { error?: FormError }) {
         />
         <p id="file-hint" className="hint">
           UTF-8 text, comma, semicolon or tab separated, a header row first, at most {LIMIT_MB} MB. Columns: <code>url</code> (required), <code>slug</code>,{" "}
-          <code>tags</code> (separated by | or ,), <code>og_title</code>, <code>og_description</code>, <code>expires_at</code> and <code>created_at</code> (ms
-          or ISO 8601). An export of this dashboard imports as it is.
+          <code>domain</code>, <code>title</code>, <code>tags</code> (separated by | or ,), <code>og_title</code>, <code>og_description</code>,{" "}
+          <code>og_image</code>, <code>expires_at</code>, <code>expiration_url</code>, <code>targeting</code> (JSON) and <code>created_at</code> (ms or ISO
+          8601). An export of this dashboard imports as it is (visit passwords cannot be exported).
         </p>
         <FieldErrors id="file-err" errors={fieldErrors(shown, "file", "upload")} />
       </div>
