@@ -9,7 +9,18 @@ import { createTestApp, type TestApp, type TestUser } from "../../test/harness";
 import { IMPORT_MAX_BYTES } from "./csv-file";
 import { exportLinksCsv } from "./export";
 import { detectFormat, parseTime, type ImportFormat, type Mapping } from "./formats";
-import { checkOptions, createImportJob, ensureUploadsDir, jobFile, prepareImport, runImportJob, summary, uploadName, type RunOptions } from "./imports.service";
+import {
+  checkOptions,
+  createImportJob,
+  ensureUploadsDir,
+  stageUpload,
+  jobFile,
+  prepareImport,
+  runImportJob,
+  summary,
+  uploadName,
+  type RunOptions,
+} from "./imports.service";
 import { claimJob, claimNextJob } from "./runner";
 import type { ImportOptions } from "../../../db/schema";
 
@@ -605,5 +616,33 @@ describe("import: where the source's title goes (title_to)", () => {
     expect(got.get(`t-a-${s}`)).toMatchObject({ title: "Spring sale", ogTitle: null });
     expect(got.get(`t-b-${s}`)).toMatchObject({ title: null, ogTitle: "Spring sale" });
     expect(got.get(`t-c-${s}`)).toMatchObject({ title: null, ogTitle: null });
+  });
+});
+
+describe("import: uploads keep the disk usable", () => {
+  it("refuses an upload with 507 INSUFFICIENT_STORAGE naming file when the disk would keep less than the reserve free", async () => {
+    const user = await t.user();
+    // A reserve no disk has: the check must refuse before anything is written.
+    await expect(
+      stageUpload(t.app.config.dataDir, { workspaceId: user.workspaceId, userId: user.id, bytes: 1024, reserve: Number.MAX_SAFE_INTEGER }),
+    ).rejects.toMatchObject({ publicCode: "INSUFFICIENT_STORAGE", status: 507, fields: { file: [expect.stringContaining("cannot be stored now")] } });
+    const staged = await stageUpload(t.app.config.dataDir, { workspaceId: user.workspaceId, userId: user.id, bytes: 1024 });
+    expect(staged.name.startsWith(`${user.workspaceId}-${user.id}-`)).toBe(true);
+  });
+
+  it("keeps one staged upload per workspace: a new one replaces the workspace's earlier one, not another workspace's", async () => {
+    const user = await t.user();
+    const other = await t.user();
+    const stage = async (u: TestUser) => {
+      const { dir, name } = await stageUpload(t.app.config.dataDir, { workspaceId: u.workspaceId, userId: u.id, bytes: 10 });
+      writeFileSync(path.join(dir, name), "url\nhttps://example.com/\n");
+      return path.join(dir, name);
+    };
+    const first = await stage(user);
+    const theirs = await stage(other);
+    const second = await stage(user);
+    expect(existsSync(first)).toBe(false);
+    expect(existsSync(second)).toBe(true);
+    expect(existsSync(theirs)).toBe(true);
   });
 });
