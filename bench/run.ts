@@ -566,8 +566,8 @@ async function main() {
  * the server and PostgreSQL spent per request (where a request's time goes, README Performance).
  */
 /**
- * An anonymous client cycling through 300 share-card images (4 connections, as fast as answers come)
- * next to the redirect load, against the same load alone: alternating rounds on one server (its own
+ * An anonymous client cycling through 300 share-card images (4 connections, as fast as answers come,
+ * from a process of its own: bench/og-flood.ts) next to the redirect load, against the same load alone: alternating rounds on one server (its own
  * data directory, so every image starts unrendered). Images are rendered off the request thread, kept
  * on disk and budgeted per address, so the redirects should keep nearly all their throughput.
  */
@@ -589,20 +589,32 @@ async function benchOgFlood(database: Database, databaseUrl: string, dataDir: st
   }));
   for (let i = 0; i < cards.length; i += 500) await database.db.insert(links).values(cards.slice(i, i + 500));
   const app = await startServer(env, { dataDir, databaseUrl });
+  let stopFlooder = () => {};
   try {
     const redirectHost = `127.0.0.1:${app.redirectPort}`;
     const settle = clicksWritten(app.redirectPort);
-    let next = 0;
-    const imageRequest = () =>
-      `GET /_/og/${cards[next++ % cards.length].id}.png HTTP/1.1\r\nHost: ${redirectHost}\r\nUser-Agent: bench-flood\r\nConnection: keep-alive\r\n\r\n`;
     const redirects = (seconds: number) =>
       runLoad({ host: "127.0.0.1", port: app.redirectPort, connections: CONNECTIONS, seconds, request: slugRequest(redirectHost, slugs, UA) });
+    const flooder = fork(
+      path.join(root, "bench", "og-flood.ts"),
+      [String(app.redirectPort), redirectHost, String(FLOOD_CONNECTIONS), cards.map((c) => c.id).join(",")],
+      {
+        execPath: path.join(root, "node_modules", ".bin", "tsx"),
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+      },
+    );
+    stopFlooder = () => flooder.kill("SIGTERM");
+    await new Promise((r) => flooder.once("message", r));
+    const flood = (seconds: number) =>
+      new Promise<LoadResult>((resolve) => {
+        flooder.once("message", (m: { requests: number; seconds: number; statuses: [number, number][]; errors: number }) =>
+          resolve({ ...m, statuses: new Map(m.statuses), latenciesMs: new Float64Array(0) }),
+        );
+        flooder.send({ seconds });
+      });
     const flooded = async (seconds: number) => {
-      const [r, flood] = await Promise.all([
-        redirects(seconds),
-        runLoad({ host: "127.0.0.1", port: app.redirectPort, connections: FLOOD_CONNECTIONS, seconds, request: imageRequest }),
-      ]);
-      return { r, flood };
+      const [r, f] = await Promise.all([redirects(seconds), flood(seconds)]);
+      return { r, flood: f };
     };
     await redirects(3);
     await settle();
@@ -639,6 +651,7 @@ async function benchOgFlood(database: Database, databaseUrl: string, dataDir: st
     row("og", "the flood's answers", `${f(fl.rps)} req/s: ${[...fl.statuses].map(([s, n]) => `${f(n)}× ${s}`).join(", ")}`);
     row("og", "redirect throughput flooded/alone", f(l.rps / q.rps, 2), "≥ 0.90", l.rps / q.rps >= 0.9);
   } finally {
+    stopFlooder();
     await app.stop();
   }
 }

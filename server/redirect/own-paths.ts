@@ -48,6 +48,8 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
   });
 }
 
+const REFUSAL_PAUSE_MS = 1000;
+const REFUSALS_HELD = 1000;
 const limitedBody = Buffer.from(JSON.stringify({ error: "RATE_LIMITED" }));
 const busyBody = Buffer.from(JSON.stringify({ error: "SERVICE_UNAVAILABLE" }));
 
@@ -84,13 +86,26 @@ export function ogImageRoute(app: AppServices, visits: Visits, trust: TrustFn) {
     res.end(req.method === "HEAD" ? undefined : body);
   };
 
+  // A client past its image budget gets its 429 after a pause: one hammering on a few connections
+  // then waits instead of spending the request thread at full speed. Bounded, so held answers
+  // never pile up (past the bound they go at once).
+  let held = 0;
+  const refuse = (req: IncomingMessage, res: ServerResponse, over: RateLimiterRes) => {
+    if (held >= REFUSALS_HELD) return sendError(req, res, 429, limitedBody, retryAfterSeconds(over));
+    held++;
+    setTimeout(() => {
+      held--;
+      sendError(req, res, 429, limitedBody, retryAfterSeconds(over));
+    }, REFUSAL_PAUSE_MS).unref();
+  };
+
   return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
     const m = OG_PATH.exec(path);
     if (!m) return visits.notFound(req, res);
     const ip = readVisitor(req, app.config, trust).ip;
     try {
       const over = await spend("ogImagePerAddress", ip);
-      if (over) return sendError(req, res, 429, limitedBody, retryAfterSeconds(over));
+      if (over) return refuse(req, res, over);
       const [link] = await app.db.select({ id: links.id, ogTitle: links.ogTitle, deletedAt: links.deletedAt }).from(links).where(eq(links.id, m[1])).limit(1);
       if (!link || link.deletedAt !== null || !link.ogTitle) return visits.notFound(req, res);
       // Looked up per request, not once: tests may set the images of a data directory up first.
