@@ -1,6 +1,8 @@
 import { mkdtempSync } from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import postgres, { type Sql } from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../../db/client";
 import { links } from "../../../db/schema";
@@ -9,8 +11,8 @@ import { clickTallies, freshPostgresDatabase, redirectLoad, sleep, startInstance
 
 /**
  * PostgreSQL ends every connection of the server's database (a failover, an operator's
- * pg_terminate_backend) ten times, 2 s apart, under counted-visit load on 12 keep-alive
- * connections. The process keeps serving throughout (no driver error may end it), and every
+ * pg_terminate_backend), or a TCP proxy between them resets them and refuses new ones a moment,
+ * ten times, 2 s apart, under counted-visit load on 12 keep-alive connections. The process keeps serving throughout (no driver error may end it), and every
  * redirect it answered is a stored click once it is over. On the machine's PostgreSQL
  * (FAULTS_PG_URL), a database of its own.
  */
@@ -21,75 +23,143 @@ afterAll(async () => {
   for (const c of cleanups) await c();
 });
 
-describe("PostgreSQL connections terminated under click load", () => {
-  it("ten terminations 2 s apart: the process survives and serves, and every answered redirect is stored after", async () => {
-    const db = await freshPostgresDatabase(PG_SERVER);
-    cleanups.push(db.drop);
-    const dbName = new URL(db.url).pathname.slice(1);
-    const now = Date.now();
-    const made = Array.from({ length: 50 }, (_, i) => ({
-      id: newLinkId(),
-      workspaceId: "public",
-      slug: `term-${i}`,
-      url: `https://example.com/t/${i}`,
-      createdAt: now,
-      updatedAt: now,
-    }));
-    const setup = await openDatabase({ databaseUrl: db.url, poolSize: 1 });
-    await setup.db.insert(links).values(made);
-    await setup.close();
+/** Every connection of the server's database ended, `TERMINATIONS` times 2 s apart, under click load; checks after. */
+async function underFaults(fault: (dbUrl: string, admin: Sql) => Promise<{ serverUrl: string; cut(): Promise<number>; close(): Promise<void> }>) {
+  const db = await freshPostgresDatabase(PG_SERVER);
+  cleanups.push(db.drop);
+  const now = Date.now();
+  const made = Array.from({ length: 50 }, (_, i) => ({
+    id: newLinkId(),
+    workspaceId: "public",
+    slug: `term-${i}`,
+    url: `https://example.com/t/${i}`,
+    createdAt: now,
+    updatedAt: now,
+  }));
+  const setup = await openDatabase({ databaseUrl: db.url, poolSize: 1 });
+  await setup.db.insert(links).values(made);
+  await setup.close();
+  const admin = postgres(PG_SERVER, { max: 1, onnotice: () => {} });
+  cleanups.push(() => admin.end());
+  const f = await fault(db.url, admin);
+  cleanups.push(() => f.close());
 
-    const inst = await startInstance({ DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "faults-term-")), DATABASE_URL: db.url });
-    cleanups.push(async () => void (await inst.stop("SIGKILL")));
-    const load = redirectLoad(
-      () => inst.redirect,
-      made.map((l) => l.slug),
-      12,
-    );
-    const { default: postgres } = await import("postgres");
-    const admin = postgres(PG_SERVER, { max: 1, onnotice: () => {} });
-    cleanups.push(() => admin.end());
-    await sleep(1500);
-    let terminated = 0;
-    for (let i = 0; i < TERMINATIONS; i++) {
-      const rows = await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`;
-      terminated += rows.length;
-      await sleep(2000);
-      expect(inst.proc.exitCode, `alive after termination ${i + 1}:\n${inst.output.join("").slice(-3000)}`).toBe(null);
-    }
-    await sleep(1000);
-    const result = await load.stop();
-    // The API answers again once the database is reachable.
-    let api = 0;
-    for (let i = 0; i < 20 && api !== 200; i++) {
-      api = (await fetch(`${inst.api}/links`)).status;
-      if (api !== 200 && api !== 401) await sleep(500);
-      else break;
-    }
-    expect(inst.proc.exitCode, "alive at the end").toBe(null);
-    // A graceful stop writes what is still buffered.
-    expect(await inst.stop(), inst.output.join("").slice(-3000)).toBe(0);
-    const tallies = await clickTallies({ databaseUrl: db.url });
-    let answered = 0;
-    let stored = 0;
-    const lost: string[] = [];
-    for (const l of made) {
-      const a = result.answered.get(l.slug) ?? 0;
-      const s = tallies.clicks.get(l.id) ?? 0;
-      answered += a;
-      stored += s;
-      if (s < a || s > (result.sent.get(l.slug) ?? 0)) lost.push(`${l.slug}: answered ${a}, stored ${s}, sent ${result.sent.get(l.slug)}`);
-    }
-    const driverErrors = inst.output
-      .join("")
-      .split("\n")
-      .filter((l) => l.includes('"msg":"database driver error"')).length;
+  const inst = await startInstance({ DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "faults-term-")), DATABASE_URL: f.serverUrl });
+  cleanups.push(async () => void (await inst.stop("SIGKILL")));
+  const load = redirectLoad(
+    () => inst.redirect,
+    made.map((l) => l.slug),
+    12,
+  );
+  await sleep(1500);
+  let cut = 0;
+  for (let i = 0; i < TERMINATIONS; i++) {
+    cut += await f.cut();
+    await sleep(2000);
+    expect(inst.proc.exitCode, `alive after fault ${i + 1}:\n${inst.output.join("").slice(-3000)}`).toBe(null);
+  }
+  await sleep(1000);
+  const result = await load.stop();
+  // The API answers again once the database is reachable.
+  let api = 0;
+  for (let i = 0; i < 20 && api !== 401; i++) {
+    api = (await fetch(`${inst.api}/links`)).status;
+    if (api !== 401) await sleep(500);
+  }
+  expect(api, "the API answers after the faults").toBe(401);
+  expect(inst.proc.exitCode, "alive at the end").toBe(null);
+  // A graceful stop writes what is still buffered.
+  const code = await inst.stop();
+  const notable = inst.output
+    .join("")
+    .split("\n")
+    .filter((l) => /"level":(50|60)|"msg":"(drain|stopp|database driver)/.test(l) && !l.includes("import runner"))
+    .map((l) => l.slice(0, 400));
+  expect(code, notable.slice(-15).join("\n")).toBe(0);
+  const tallies = await clickTallies({ databaseUrl: db.url });
+  let answered = 0;
+  let stored = 0;
+  const lost: string[] = [];
+  for (const l of made) {
+    const a = result.answered.get(l.slug) ?? 0;
+    const s = tallies.clicks.get(l.id) ?? 0;
+    answered += a;
+    stored += s;
+    if (s < a || s > (result.sent.get(l.slug) ?? 0)) lost.push(`${l.slug}: answered ${a}, stored ${s}, sent ${result.sent.get(l.slug)}`);
+  }
+  const driverErrors = inst.output
+    .join("")
+    .split("\n")
+    .filter((l) => l.includes('"msg":"database driver error"')).length;
+  return { cut, answered, stored, lost, result, driverErrors };
+}
+
+describe("PostgreSQL connections ended under click load", () => {
+  it("ten pg_terminate_backend rounds 2 s apart: the process survives and serves, and every answered redirect is stored after", async () => {
+    const r = await underFaults(async (dbUrl, admin) => {
+      const dbName = new URL(dbUrl).pathname.slice(1);
+      return {
+        serverUrl: dbUrl,
+        cut: async () => (await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`).length,
+        close: async () => {},
+      };
+    });
     console.log(
-      `terminations ${TERMINATIONS} (${terminated} backends): answered ${answered}, stored ${stored}; other statuses ${JSON.stringify([...result.other])}; connection errors ${result.errors}; driver errors survived ${driverErrors}`,
+      `terminations ${TERMINATIONS} (${r.cut} backends): answered ${r.answered}, stored ${r.stored}; other statuses ${JSON.stringify([...r.result.other])}; connection errors ${r.result.errors}; driver errors survived ${r.driverErrors}`,
     );
-    expect(terminated, "backends were terminated").toBeGreaterThanOrEqual(TERMINATIONS);
-    expect(total(result.answered)).toBeGreaterThan(1000);
-    expect(result.other.get(500) ?? 0, "no 500 for a redirect").toBe(0);
-    expect(lost, "every answered redirect stored, none beyond those sent").toEqual([]);
+    expect(r.cut, "backends were terminated").toBeGreaterThanOrEqual(TERMINATIONS);
+    expect(total(r.result.answered)).toBeGreaterThan(1000);
+    expect(r.result.other.get(500) ?? 0, "no 500 for a redirect").toBe(0);
+    expect(r.lost, "every answered redirect stored, none beyond those sent").toEqual([]);
   });
+
+  // Off unless FAULTS_PROXY is set: the process survives these resets (the guard logs the driver
+  // errors that escape postgres.js as ECONNRESET), but a request sometimes never gets its answer,
+  // so the graceful stop waits for it until its 15 s run out: a query postgres.js leaves waiting
+  // after a reset, not found yet. Kept to reproduce it (about one run in two here).
+  it.runIf(process.env.FAULTS_PROXY)(
+    "a TCP proxy in front of PostgreSQL resets every connection ten times, refusing new ones for 300 ms each: the process survives, every answered redirect is stored",
+    async () => {
+      const r = await underFaults(async (dbUrl) => {
+        const target = new URL(PG_SERVER);
+        const sockets = new Set<net.Socket>();
+        let refusing = false;
+        const proxy = net.createServer((client) => {
+          if (refusing) return void client.resetAndDestroy();
+          const upstream = net.connect(Number(target.port || 5432), target.hostname);
+          for (const [a, b] of [
+            [client, upstream],
+            [upstream, client],
+          ]) {
+            sockets.add(a);
+            a.on("error", () => b.destroy());
+            a.on("close", () => (sockets.delete(a), b.destroy()));
+            a.pipe(b);
+          }
+        });
+        await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+        const url = new URL(dbUrl);
+        url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+        return {
+          serverUrl: url.href,
+          async cut() {
+            const n = sockets.size / 2;
+            refusing = true;
+            for (const s of sockets) s.resetAndDestroy();
+            await sleep(300);
+            refusing = false;
+            return n;
+          },
+          close: () => new Promise<void>((resolve) => proxy.close(() => resolve())),
+        };
+      });
+      console.log(
+        `proxy resets ${TERMINATIONS} (${r.cut} connections): answered ${r.answered}, stored ${r.stored}; other statuses ${JSON.stringify([...r.result.other])}; connection errors ${r.result.errors}; driver errors survived ${r.driverErrors}`,
+      );
+      expect(r.cut, "connections were reset").toBeGreaterThanOrEqual(TERMINATIONS);
+      expect(total(r.result.answered)).toBeGreaterThan(1000);
+      expect(r.result.other.get(500) ?? 0, "no 500 for a redirect").toBe(0);
+      expect(r.lost, "every answered redirect stored, none beyond those sent").toEqual([]);
+    },
+  );
 });
