@@ -44,9 +44,6 @@ function post(url: string, opts: { headers?: Record<string, string>; body?: Buff
   });
 }
 
-const within = <T>(ms: number, p: Promise<T>) =>
-  Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))]);
-
 function multipart(fields: Record<string, string | Buffer>, boundary = "----b0undary") {
   const parts = Object.entries(fields).map(([name, v]) =>
     Buffer.concat([
@@ -68,10 +65,10 @@ describe.skipIf(!existsSync("build/index.js"))("dashboard form bodies", () => {
 
   it("a form body declared over 64 KiB answers 413 PAYLOAD_TOO_LARGE without being read", async () => {
     for (const path of ["/report", "/login", "/links/new", "/"]) {
-      const r = await within(
-        5_000,
-        post(`${t.appUrl}${path}`, { headers: { "content-type": FORM, "content-length": String(300 * 1024 * 1024) }, body: "url=x&" }),
-      );
+      // Only 6 of the declared bytes are ever sent: any answer at all proves the body was not awaited.
+      // A server that waited would never answer, and the suite's own test timeout reports it; no
+      // shorter clock here, since a busy machine may take seconds to answer.
+      const r = await post(`${t.appUrl}${path}`, { headers: { "content-type": FORM, "content-length": String(300 * 1024 * 1024) }, body: "url=x&" });
       expect(r.status, path).toBe(413);
       expect(JSON.parse(r.body), path).toEqual({ error: "PAYLOAD_TOO_LARGE" });
     }
@@ -80,10 +77,7 @@ describe.skipIf(!existsSync("build/index.js"))("dashboard form bodies", () => {
   it("a streamed (chunked) form body is cut off with 413 once it passes 64 KiB", async () => {
     for (const path of ["/report", "/login"]) {
       const total = 32 * 1024 * 1024;
-      const r = await within(
-        20_000,
-        post(`${t.appUrl}${path}`, { headers: { "content-type": FORM, "transfer-encoding": "chunked" }, stream: { chunk: 16 * 1024, total } }),
-      );
+      const r = await post(`${t.appUrl}${path}`, { headers: { "content-type": FORM, "transfer-encoding": "chunked" }, stream: { chunk: 16 * 1024, total } });
       expect(r.status, path).toBe(413);
       expect(JSON.parse(r.body)).toEqual({ error: "PAYLOAD_TOO_LARGE" });
       expect(r.sent, `${path}: the answer came only after the whole body`).toBeLessThan(total);
@@ -153,13 +147,10 @@ describe.skipIf(!existsSync("build/index.js"))("dashboard form bodies", () => {
     const report = await http(`${t.appUrl}/report`, { method: "POST", headers: { "content-type": big.type }, body: big.body });
     expect(report.status).toBe(413);
     const tooBig = multipart({ avatar: Buffer.alloc(2 * 1024 * 1024 + 64 * 1024, 1) });
-    const over = await within(
-      5_000,
-      post(`${t.appUrl}/settings?index`, {
-        headers: { ...cookie, "content-type": tooBig.type, "content-length": String(tooBig.body.length) },
-        body: tooBig.body,
-      }),
-    );
+    const over = await post(`${t.appUrl}/settings?index`, {
+      headers: { ...cookie, "content-type": tooBig.type, "content-length": String(tooBig.body.length) },
+      body: tooBig.body,
+    });
     expect(over.status).toBe(413);
   });
 });
