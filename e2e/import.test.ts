@@ -239,14 +239,17 @@ it("an import whose every row is rejected says so in red; a taken slug can get a
   ]);
   await shot(page, "import-all-rejected");
 
-  // post0 is this workspace's already (the Shlink import), for another URL: the mapping step offers a new slug.
-  await upload("taken.csv", `url,slug\nhttps://example.com/other-${s},post0\n`);
+  // A slug this workspace already uses for another URL: the mapping step offers a new slug.
+  await upload("own.csv", `url,slug\nhttps://example.com/own-${s},own-${s}\n`);
+  await page.getByRole("button", { name: "Import 1 rows" }).click();
+  expect(await (await finished()).textContent()).toBe("Import finished");
+  await upload("taken.csv", `url,slug\nhttps://example.com/other-${s},own-${s}\n`);
   await page.getByLabel("When a row's slug is taken").selectOption("generate");
   await page.getByRole("button", { name: "Import 1 rows" }).click();
   expect(await (await finished()).textContent()).toBe("Import finished, 1 under a new short URL");
   const moved = page.getByRole("table", { name: "Rows with a new short URL" });
   expect(await moved.locator("tbody tr").first().textContent()).toMatch(
-    new RegExp(`^1post0https://example.com/other-${s}http://127\\.0\\.0\\.1:\\d+/[0-9a-z]{4}$`),
+    new RegExp(`^1own-${s}https://example.com/other-${s}http://127\\.0\\.0\\.1:\\d+/[0-9a-z]{4}$`),
   );
   expect(page.problems).toEqual([]);
 }, 120_000);

@@ -5,10 +5,11 @@ import { useEffect, useState } from "react";
 import { FieldErrors, fieldErrors, FormAlert, PageHeader } from "../components/ui";
 import { attempt, fieldError, load } from "../lib/errors.server";
 import { formatDateTime } from "../lib/format";
-import { IMPORT_MAX_BYTES, stageUpload } from "../lib/imports.server";
+import { FORMAT_LABELS, IMPORT_FORMATS, IMPORT_MAX_BYTES, MAPPING_FIELDS, stageUpload } from "../lib/imports.server";
 import { messageFor, type FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
-import { FORMAT_LABELS, IMPORT_FORMATS, MAPPING_FIELDS, type ImportFormat, type MappingField } from "../../server/routers/imports/formats";
+// Types only from formats.ts: its code reaches the CSV writer, which needs Node (the loader sends the lists instead).
+import type { ImportFormat, MappingField } from "../../server/routers/imports/formats";
 import type { InspectionDto } from "../../server/routers/imports/imports.schema";
 
 export const meta: MetaFunction = () => [{ title: "Import links · Links" }];
@@ -38,7 +39,13 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
   const job = id ? await load(request, () => context.caller.imports.get({ id })) : null;
   const { imports } = await load(request, () => context.caller.imports.list({}));
   const { domains } = await load(request, () => context.caller.domain.list({}));
-  return { job, imports, domains: domains.filter((d) => d.verified).map((d) => d.name) };
+  return {
+    job,
+    imports,
+    domains: domains.filter((d) => d.verified).map((d) => d.name),
+    formats: IMPORT_FORMATS.map((f) => ({ id: f as ImportFormat, label: FORMAT_LABELS[f] })),
+    fields: [...MAPPING_FIELDS] as MappingField[],
+  };
 }
 
 type ImportChoices = { on_conflict: string; title_to: string };
@@ -139,6 +146,7 @@ export default function ImportLinks() {
 }
 
 function FormatSelect({ value, onChange, detected }: { value: string; onChange?: (v: string) => void; detected?: ImportFormat }) {
+  const { formats } = useLoaderData<typeof loader>();
   return (
     <div>
       <label htmlFor="format" className="label">
@@ -146,9 +154,9 @@ function FormatSelect({ value, onChange, detected }: { value: string; onChange?:
       </label>
       <select id="format" name="format" className="input" value={value} onChange={(e) => onChange?.(e.target.value)}>
         {detected ? null : <option value="auto">Recognise it from the header row</option>}
-        {IMPORT_FORMATS.map((f) => (
+        {formats.map(({ id: f, label }) => (
           <option key={f} value={f}>
-            {FORMAT_LABELS[f]}
+            {label}
             {f === detected ? " (detected)" : ""}
           </option>
         ))}
@@ -225,6 +233,7 @@ function MappingStep({
   domains: string[];
 }) {
   const busy = useNavigation().state === "submitting";
+  const { formats, fields } = useLoaderData<typeof loader>();
   const [format, setFormat] = useState<string>(inspection.format);
   const [mapping, setMapping] = useState<Record<string, string>>(chosen ?? inspection.mappings[inspection.format] ?? {});
   const pick = (f: string) => {
@@ -238,7 +247,8 @@ function MappingStep({
         2. Columns
       </h2>
       <p className="text-sm">
-        {inspection.rows.toLocaleString("en-US")} rows. Detected format: <strong data-testid="detected-format">{FORMAT_LABELS[inspection.detected]}</strong>.
+        {inspection.rows.toLocaleString("en-US")} rows. Detected format:{" "}
+        <strong data-testid="detected-format">{formats.find((f) => f.id === inspection.detected)?.label}</strong>.
       </p>
       <FormAlert error={error} />
       <input type="hidden" name="upload" value={inspection.upload} />
@@ -248,7 +258,7 @@ function MappingStep({
       <fieldset>
         <legend className="label">Which column holds what</legend>
         <div className="grid gap-3 sm:grid-cols-2 lg:grid-cols-4">
-          {MAPPING_FIELDS.map((f) => (
+          {fields.map((f) => (
             <div key={f}>
               <label htmlFor={`map_${f}`} className="text-sm font-medium">
                 {FIELD_LABELS[f]}
