@@ -108,6 +108,9 @@ async function copyIn(query: PendingQuery<Row[]>, data: string): Promise<void> {
   const q = query as unknown as { reject: (e: unknown) => void };
   let failed!: (e: unknown) => void;
   const refused = new Promise<never>((_, reject) => (failed = reject));
+  // A query failing before its COPY starts rejects `writable()` below, and this promise too, which
+  // nothing would await then: an unhandled rejection, which ends the process.
+  refused.catch(() => {});
   const reject = q.reject;
   q.reject = (e) => {
     failed(e);

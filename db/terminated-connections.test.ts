@@ -57,3 +57,30 @@ describe.skipIf(!process.env.DATABASE_URL)("a backend terminated under a transac
     expect(x).toBe(1);
   });
 });
+
+// The click writer's COPY (copyThen) whose statement fails before the COPY starts: postgres.js
+// rejects it twice over (the query and its stream), and the second rejection went unhandled, which
+// ends a process. A missing table fails it that way every time; a reset connection did so under load.
+describe.skipIf(!process.env.DATABASE_URL)("a COPY refused before it starts", () => {
+  let test: Awaited<ReturnType<typeof createTestDatabase>>;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown) => void unhandled.push(e);
+  beforeAll(async () => {
+    test = await createTestDatabase();
+    process.on("unhandledRejection", onUnhandled);
+  });
+  afterAll(async () => {
+    process.off("unhandledRejection", onUnhandled);
+    await test?.dispose();
+  });
+
+  it("fails the copy with the database's error and leaves no unhandled rejection", async () => {
+    const failed = await test.copyThen("no_such_table", ["x"], "1\n", { text: "select 1", params: [] }).then(
+      () => null,
+      (e: { code?: string }) => e.code,
+    );
+    expect(failed).toBe("42P01");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(unhandled).toEqual([]);
+  });
+});
