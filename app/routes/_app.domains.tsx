@@ -7,6 +7,7 @@ import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
 import type { DomainDto } from "../../server/routers/domains/domains.schema";
+import { hostNameFromInput } from "../../server/lib/hostnames";
 
 export const meta: MetaFunction = () => [{ title: "Domains · Links" }];
 
@@ -25,7 +26,8 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
   const intent = String(form.get("intent") ?? "");
   const id = String(form.get("id") ?? "");
   if (intent === "add") {
-    const name = String(form.get("name") ?? "").trim();
+    // A pasted URL or a name in capitals means its host name: that is what is sent and shown back.
+    const name = hostNameFromInput(String(form.get("name") ?? ""));
     const r = await attempt(request, () => context.caller.domain.create({ name }));
     return r.ok ? { intent, name: "", added: r.value.name } : { intent, name, error: r.error };
   }
@@ -89,14 +91,14 @@ export default function Domains() {
             <Field
               label="Domain name"
               name="name"
+              key={addData?.error ? addData.name : "empty"}
               required
-              maxLength={253}
               placeholder="go.example.com"
               autoCapitalize="none"
               spellCheck={false}
               defaultValue={addData?.name}
               errors={fieldErrors(addData?.error, "name")}
-              hint="Lower case, without https:// or a path. An internationalised name in its punycode form (xn--…)."
+              hint="The host name, such as go.example.com (a pasted address is reduced to it). An internationalised name in its punycode form (xn--…)."
             />
             <button type="submit" name="intent" value="add" className="btn-primary" disabled={busy}>
               Add domain

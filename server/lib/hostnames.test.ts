@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hostFromHeader, hostNameProblems, hostPart } from "./hostnames";
+import { hostFromHeader, hostNameFromInput, hostNameProblems, hostPart } from "./hostnames";
 
 describe("hostNameProblems (a branded domain's name)", () => {
   it.each(["go.acme.com", "a.b", "xn--bcher-kva.example", "x-1.y2.example", `${"a".repeat(63)}.example`])("accepts %s", (name) => {
@@ -58,5 +58,29 @@ describe("Host headers", () => {
   it("hostPart keeps IPv6 brackets and drops the port", () => {
     expect(hostPart("[::1]:3001")).toBe("[::1]");
     expect(hostPart("LOCALHOST:3001")).toBe("localhost");
+  });
+});
+
+describe("hostNameFromInput (what the dashboard's domain field is reduced to)", () => {
+  it.each([
+    ["https://Links.Acme.test/", "links.acme.test"],
+    ["  HTTP://user:pw@Go.Acme.test/path?q=1#top ", "go.acme.test"],
+    ["//go.acme.test/x", "go.acme.test"],
+    ["GO.ACME.TEST", "go.acme.test"],
+    ["go.acme.test/", "go.acme.test"],
+  ])("a pasted URL or upper case is normalised to the host name: %s", (input, name) => {
+    expect(hostNameFromInput(input)).toBe(name);
+    expect(hostNameProblems(hostNameFromInput(input), [])).toEqual([]);
+  });
+
+  it.each([
+    ["go.acme.test:8080", /port/],
+    ["go.acme.test/path", /path/],
+    ["Bücher.example", /punycode/],
+    [`${"a".repeat(64)}.example`, /63/],
+    [`${"a.".repeat(127)}com`, /253/],
+    ["-go.acme.test", /hyphen/],
+  ])("what normalising cannot mend is still named: %s", (input, problem) => {
+    expect(hostNameProblems(hostNameFromInput(input), []).join(" ")).toMatch(problem);
   });
 });

@@ -226,8 +226,9 @@ export async function usableDomain(tx: DbOrTx, workspaceId: string, name: string
 
 /** Why a link cannot go on domain `name` of this workspace, or null when it can. */
 const domainProblem = (name: string, row: DomainRow | undefined): string | null => {
-  if (!row) return `${name} is not a domain of this workspace; add it on the Domains page (or POST /domains) and verify it`;
-  if (!row.verified) return `${name} is not verified yet: publish its TXT record, then POST /domains/${row.id}/verify`;
+  // Plain words: the dashboard's link form shows these as they are.
+  if (!row) return `${name} is not a domain of this workspace: add it on the Domains page and verify it`;
+  if (!row.verified) return `${name} is not verified yet: publish its TXT record, then verify the domain on the Domains page`;
   return null;
 };
 

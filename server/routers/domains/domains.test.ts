@@ -154,6 +154,17 @@ describe("POST /domains", () => {
     expect((await req("GET", "/domains", undefined, carol.auth)).json.domains.map((x: Domain) => x.id)).toContain(v.id);
   });
 
+  it("a link on a domain not usable yet is refused in plain words, without API paths", async () => {
+    const d = await addDomain();
+    for (const domain of [d.name, uniqueName("none")]) {
+      const link = await req("POST", "/links", { url: "https://dest.example/x", domain });
+      expect(link.status).toBe(400);
+      const words = link.json.fields.domain.join(" ");
+      expect(words).toMatch(/Domains page/);
+      expect(words).not.toMatch(/POST|\/domains|\{id\}/);
+    }
+  });
+
   it("at most 20 unverified domains per workspace: the 21st answers 409 DOMAIN_LIMIT and is not stored; verified and expired ones do not count", async () => {
     const dave = await t.user({ plan: "pro" });
     const first = [];
