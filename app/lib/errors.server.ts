@@ -1,6 +1,7 @@
 import { redirect } from "@remix-run/node";
 import { toPublicError } from "../../server/domain/errors";
 import { safeError } from "../../server/lib/log";
+import { plainFields } from "../../server/lib/plain-words";
 import { messageFor, type FormError } from "./messages";
 
 /**
@@ -40,7 +41,7 @@ export function formError(e: unknown): FormError {
   if (response) throw response; // redirects thrown by guards pass through
   const pub = publicError(e);
   if (pub.status >= 500) logUnexpected(e, pub.status);
-  return { error: pub.body.error, message: messageFor(pub.body.error), fields: pub.body.fields ?? {} };
+  return { error: pub.body.error, message: messageFor(pub.body.error), fields: plainFields(pub.body.fields ?? {}) };
 }
 
 /** A failed field check of the dashboard itself, in the same shape. */
