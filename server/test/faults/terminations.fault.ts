@@ -113,10 +113,10 @@ describe("PostgreSQL connections ended under click load", () => {
     expect(r.lost, "every answered redirect stored, none beyond those sent").toEqual([]);
   });
 
-  // Off unless FAULTS_PROXY is set: the process survives these resets (the guard logs the driver
-  // errors that escape postgres.js as ECONNRESET), but a request sometimes never gets its answer,
-  // so the graceful stop waits for it until its 15 s run out: a query postgres.js leaves waiting
-  // after a reset, not found yet. Kept to reproduce it (about one run in two here).
+  // Off unless FAULTS_PROXY is set: the process survives these resets and stores every answered
+  // click, but in about one run in two a redirect request never gets its answer, so the graceful
+  // stop waits for it until its 15 s run out (a wait after a reset, not found yet). Kept to
+  // reproduce it.
   it.runIf(process.env.FAULTS_PROXY)(
     "a TCP proxy in front of PostgreSQL resets every connection ten times, refusing new ones for 300 ms each: the process survives, every answered redirect is stored",
     async () => {
