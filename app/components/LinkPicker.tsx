@@ -1,6 +1,7 @@
 import { useCombobox } from "downshift";
 import { useEffect, useRef, useState } from "react";
 import { useEnv } from "../lib/env";
+import { useHydrated } from "../lib/hydrated";
 import { trpc } from "../lib/trpc.client";
 import { FieldErrors } from "./ui";
 
@@ -8,6 +9,19 @@ export type PickedLink = { id: string; slug: string };
 type Item = { id: string | null; slug: string; url: string };
 
 const ALL: Item = { id: null, slug: "", url: "" };
+
+/**
+ * Until the script runs, nothing can open the list: the field is announced as the plain text
+ * input it is then, and the empty list is no second thing named "Link".
+ */
+const NOT_YET_INPUT = {
+  role: undefined,
+  "aria-expanded": undefined,
+  "aria-controls": undefined,
+  "aria-activedescendant": undefined,
+  "aria-autocomplete": undefined,
+} as const;
+const NOT_YET_MENU = { role: undefined, "aria-labelledby": undefined } as const;
 
 /**
  * The analytics page's "Link" field: a WAI-ARIA combobox (downshift) whose options the server
@@ -22,6 +36,7 @@ export function LinkPicker({ selected, errors, choices }: { selected: PickedLink
   const [picked, setPicked] = useState<PickedLink | null>(selected);
   const [status, setStatus] = useState("");
   const asked = useRef(0);
+  const hydrated = useHydrated();
 
   const ask = (q: string) => {
     const n = ++asked.current;
@@ -77,6 +92,7 @@ export function LinkPicker({ selected, errors, choices }: { selected: PickedLink
           "aria-invalid": errors.length ? true : undefined,
           "aria-describedby": [hintId, errId].filter(Boolean).join(" "),
         })}
+        {...(hydrated ? {} : NOT_YET_INPUT)}
       />
       <input type="hidden" name="link" value={picked?.id ?? ""} />
       <p id={hintId} className="sr-only">
@@ -84,6 +100,7 @@ export function LinkPicker({ selected, errors, choices }: { selected: PickedLink
       </p>
       <ul
         {...getMenuProps()}
+        {...(hydrated ? {} : NOT_YET_MENU)}
         hidden={!isOpen}
         className="absolute z-20 mt-1 max-h-72 w-full min-w-[16rem] overflow-auto rounded-md border border-slate-200 bg-white py-1 shadow-lg dark:border-slate-700 dark:bg-slate-900"
       >

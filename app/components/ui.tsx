@@ -66,7 +66,7 @@ export function FormAlert({ error, className = "" }: { error: FormError | null |
   return (
     <div ref={ref} tabIndex={-1} role="alert" className={`alert-error ${className}`}>
       <p>
-        {error.message} <span className="font-mono text-xs opacity-70">({error.error})</span>
+        {error.message} <span className="font-mono text-xs">({error.error})</span>
       </p>
       {unnamed.map(([k, msgs]) => (
         <p key={k}>{msgs.join("; ")}</p>
