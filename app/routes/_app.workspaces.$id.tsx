@@ -3,7 +3,7 @@ import { redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
 import { ConfirmDelete, Field, fieldErrors, FormAlert, PageHeader, Success } from "../components/ui";
 import { workspaceLabel } from "../components/WorkspaceSwitcher";
-import { attempt, load } from "../lib/errors.server";
+import { attempt, fieldError, load } from "../lib/errors.server";
 import { formatDate, formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
@@ -57,6 +57,8 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
         : { intent, error: r.error, target: s("userId") };
     }
     case "remove": {
+      // Removing someone ends their access at once: the form asks for a tick first, so one stray click does nothing.
+      if (form.get("confirm") !== "yes") return { intent, error: fieldError({ confirm: ["tick the box to confirm"] }), target: s("userId") };
       const r = await attempt(request, () => ws.removeMember({ id, userId: s("userId") }));
       return r.ok ? { intent, ok: "Removed. Their access ended at once." } : { intent, error: r.error, target: s("userId") };
     }
@@ -162,9 +164,20 @@ export default function WorkspacePage() {
                       {m.user_id === me ? null : (
                         <Form method="post">
                           <input type="hidden" name="userId" value={m.user_id} />
-                          <button type="submit" name="intent" value="remove" className="btn-secondary" aria-label={`Remove ${m.email}`}>
-                            Remove
-                          </button>
+                          <details className="rounded-md border border-red-200 px-3 py-1.5 dark:border-red-900">
+                            <summary className="cursor-pointer text-sm font-medium text-red-700 dark:text-red-400">Remove…</summary>
+                            <div className="mt-2 space-y-2">
+                              <div className="flex items-start gap-2">
+                                <input id={`remove-${m.user_id}`} type="checkbox" name="confirm" value="yes" required className="mt-1 h-4 w-4" />
+                                <label htmlFor={`remove-${m.user_id}`} className="text-sm">
+                                  Yes, remove {m.email}: their access ends at once.
+                                </label>
+                              </div>
+                              <button type="submit" name="intent" value="remove" className="btn-danger" aria-label={`Remove ${m.email}`}>
+                                Remove
+                              </button>
+                            </div>
+                          </details>
                         </Form>
                       )}
                     </div>

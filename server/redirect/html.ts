@@ -5,7 +5,8 @@ export function escapeHtml(s: string): string {
 
 const STYLE =
   "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;background:#f6f7f9;color:#111}" +
-  "main{background:#fff;padding:2rem;border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.08);max-width:24rem;width:calc(100% - 2rem)}" +
+  // border-box: the padding is inside the card's width, so at 390 px it is 358 px wide and the page never scrolls sideways.
+  "main{box-sizing:border-box;background:#fff;padding:1.5rem;border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.08);max-width:24rem;width:calc(100% - 2rem);overflow-wrap:anywhere}" +
   "h1{font-size:1.25rem;margin:0 0 1rem}label{display:block;font-weight:600;margin-bottom:.25rem}" +
   "input{box-sizing:border-box;width:100%;font-size:1rem;padding:.6rem;border:1px solid #767676;border-radius:6px}" +
   "input:focus,button:focus{outline:3px solid #2563eb;outline-offset:2px}" +
