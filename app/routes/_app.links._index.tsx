@@ -31,7 +31,8 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
     sp.delete("view");
     const headers = new Headers();
     if ((VIEWS as readonly string[]).includes(chosen)) {
-      headers.set("Set-Cookie", serializeCookie(VIEW_COOKIE, chosen, { path: "/links", maxAge: 365 * 86_400, sameSite: "lax", httpOnly: true }));
+      // Path "/": the page's data requests go to /links.data, which a cookie scoped to /links never reaches.
+      headers.set("Set-Cookie", serializeCookie(VIEW_COOKIE, chosen, { path: "/", maxAge: 365 * 86_400, sameSite: "lax", httpOnly: true }));
     }
     throw redirect(`${url.pathname}${sp.size ? `?${sp}` : ""}`, { headers });
   }
