@@ -98,7 +98,7 @@ it("a person imports a Shlink export: detected format, column mapping with a pre
   expect(await page.getByTestId("detected-format").textContent()).toBe("Shlink export");
   // The preset maps Shlink's columns; the preview shows the first rows.
   expect(await page.getByLabel("Destination URL (required)").inputValue()).toBe("longUrl");
-  expect(await page.getByLabel("Slug").inputValue()).toBe("shortCode");
+  expect(await page.getByLabel("Slug", { exact: true }).inputValue()).toBe("shortCode");
   expect(await page.getByLabel("Title", { exact: true }).inputValue()).toBe("title");
   const preview = page.getByRole("table", { name: "The first rows of the file" });
   expect(await preview.locator("tbody tr").count()).toBe(5);
@@ -155,10 +155,12 @@ it("Export CSV downloads every link, and importing it back creates nothing", asy
   await page.getByRole("link", { name: "Export CSV" }).click();
   const file = (await (await download).path())!;
   const lines = readFileSync(file, "utf8").trim().split("\r\n");
-  expect(lines[0]).toBe("id,slug,short_url,url,tags,created_at,expires_at,clicks,og_title,og_description");
+  expect(lines[0]).toBe(
+    "id,slug,domain,short_url,url,title,tags,created_at,expires_at,expiration_url,targeting,og_title,og_description,og_image,clicks,has_password",
+  );
   expect(lines).toHaveLength(1 + 19_997);
   expect(lines.find((l) => l.includes(",post0,"))).toMatch(
-    /^[0-9a-z]{8},post0,http:\/\/127\.0\.0\.1:\d+\/post0,https:\/\/example\.com\/post\/0,blog\|news,2023-05-01T08:00:00\.000Z,,0,,$/,
+    /^[0-9a-z]{8},post0,,http:\/\/127\.0\.0\.1:\d+\/post0,https:\/\/example\.com\/post\/0,,blog\|news,2023-05-01T08:00:00\.000Z,,,,,,,0,false$/,
   );
   await page.goto(`${server.appUrl}/links/import`);
   await page.getByLabel("CSV file").setInputFiles(file);
