@@ -19,6 +19,8 @@ export function randomString(length: number, alphabet: string): string {
 export const LINK_ID_RE = /^[0-9a-z]{8}$/;
 /** Link ids: 8 characters of [0-9a-z] (decisions §3). */
 export const newLinkId = () => randomString(8, BASE36);
+/** Workspace ids, personal ones included: 8 characters of [0-9a-z], as every id the API shows. */
+export const newWorkspaceId = () => randomString(8, BASE36);
 /** Ids of other records: 12 characters of [0-9a-z]. */
 export const newId = () => randomString(12, BASE36);
 export const newTokenValue = () => `tok_${randomString(32, BASE62)}`;

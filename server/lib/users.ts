@@ -3,7 +3,7 @@ import type { DbOrTx } from "../../db/client";
 import { apiTokens, memberships, users, workspaces } from "../../db/schema";
 import { AppError } from "../domain/errors";
 import { sha256 } from "./crypto";
-import { newId, newTokenValue } from "./ids";
+import { newId, newTokenValue, newWorkspaceId } from "./ids";
 
 export type UserRow = typeof users.$inferSelect;
 export type TokenRow = typeof apiTokens.$inferSelect;
@@ -17,7 +17,8 @@ export async function createUserWithWorkspace(
 ): Promise<UserRow> {
   return db.transaction(async (tx) => {
     const now = Date.now();
-    const workspaceId = newId();
+    // 8 characters like a team workspace's; personal workspaces made before keep their 12.
+    const workspaceId = newWorkspaceId();
     await tx.insert(workspaces).values({ id: workspaceId, name: input.name ? `${input.name}'s workspace` : null, personal: true, createdAt: now });
     const [user] = await tx
       .insert(users)

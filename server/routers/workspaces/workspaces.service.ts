@@ -7,7 +7,7 @@ import type { AppServices } from "../../core/services";
 import { AppError, isUniqueViolation, notFound } from "../../domain/errors";
 import type { Actor } from "../../domain/types";
 import { sha256 } from "../../lib/crypto";
-import { BASE36, BASE62, randomString } from "../../lib/ids";
+import { BASE36, BASE62, newWorkspaceId, randomString } from "../../lib/ids";
 import { inviteMail } from "../../lib/mail";
 import { normalizeEmail } from "../../lib/users";
 import { dropCaches, getAccount, purgeWorkspace } from "../account/account.service";
@@ -19,8 +19,7 @@ import { lockWorkspace } from "./workspace-lock";
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 const INVITE_TOKEN_RE = /^[0-9A-Za-z]{32}$/;
 
-/** Ids of 8 characters of [0-9a-z] (extensions: conventions). */
-const newWorkspaceId = () => randomString(8, BASE36);
+/** Invitation ids: 8 characters of [0-9a-z], as every id the API shows. */
 const newInviteId = () => randomString(8, BASE36);
 export const newInviteToken = () => randomString(32, BASE62);
 
