@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inertName, inviteMail } from "./mail";
+import { createMailer, inertName, inviteMail } from "./mail";
 
 describe("names in mail are inert: nothing a mail client turns into a link", () => {
   it.each([
@@ -20,4 +20,17 @@ describe("names in mail are inert: nothing a mail client turns into a link", () 
     expect(a.subject).toBe(b.subject);
     expect(a.subject).not.toMatch(/evil|Mallory/);
   });
+});
+
+it("a mail written to the outbox is logged without its recipient's address (logs hold no personal data)", async () => {
+  const { mkdtempSync } = await import("node:fs");
+  const os = await import("node:os");
+  const path = await import("node:path");
+  const lines: string[] = [];
+  const { pino } = await import("pino");
+  const log = pino({ level: "info" }, { write: (s: string) => void lines.push(s) });
+  const mailer = createMailer({ dataDir: mkdtempSync(path.join(os.tmpdir(), "mail-")), log });
+  await mailer.send({ to: "victim.person@example.com", subject: "Your sign-in code", text: "123456", html: "<p>123456</p>" });
+  expect(lines.join("\n")).toContain("mail written to outbox");
+  expect(lines.join("\n")).not.toContain("victim.person");
 });

@@ -27,7 +27,7 @@ export function createMailer(opts: { smtpUrl?: string; dataDir: string; from?: s
       const createdAt = Date.now();
       const file = path.join(dir, `${createdAt}-${randomString(6, BASE36)}.json`);
       await writeFile(file, JSON.stringify({ ...mail, created_at: createdAt }, null, 2));
-      opts.log?.info({ to: mail.to, subject: mail.subject, file }, "mail written to outbox");
+      opts.log?.info({ subject: mail.subject, file }, "mail written to outbox"); // no address: logs hold no personal data
     },
     close() {},
   };
