@@ -15,7 +15,7 @@ export function createMailer(opts: { smtpUrl?: string; dataDir: string; from?: s
     return {
       async send(mail) {
         await transport.sendMail({ from, ...mail });
-        opts.log?.info({ to: mail.to, subject: mail.subject }, "mail sent");
+        opts.log?.info({ subject: mail.subject }, "mail sent");
       },
       close: () => transport.close(),
     };
