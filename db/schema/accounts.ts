@@ -25,6 +25,8 @@ export const users = pgTable(
       .default("free"),
     isAdmin: boolean("is_admin").notNull().default(false),
     createdAt: ms("created_at").notNull(),
+    /** The shared workspace last switched to, where the next sign-in starts while still a member; null: the personal one. */
+    lastWorkspaceId: text("last_workspace_id").references(() => workspaces.id, { onDelete: "set null" }),
   },
   (t) => [uniqueIndex("users_email_idx").on(t.email)],
 );

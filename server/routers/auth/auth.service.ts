@@ -52,8 +52,8 @@ export async function verifySignIn(ctx: Context, rawEmail: string, code: string)
   });
   if (!userId) throw invalidCode(); // after commit, so the wrong try counts
   endPendingSignIn(ctx);
-  await startLoginSession(ctx, userId);
-  return getAccount(app.db, userId);
+  const session = await startLoginSession(ctx, userId);
+  return getAccount(app.db, userId, session.workspaceId ?? undefined);
 }
 
 export async function logout(ctx: Context): Promise<void> {

@@ -6,6 +6,7 @@ import { parseUserAgent } from "../../lib/user-agent";
 import type { AppServices } from "../../core/services";
 import type { Actor, Context, RequestInfo } from "../../trpc/context";
 import type { SessionDto } from "./sessions.schema";
+import { resumeLastWorkspace } from "../../lib/users";
 
 /** The Session record's `id`: the last six characters of the session token (service.md). */
 export const publicSessionId = (sessionId: string) => sessionId.slice(-6);
@@ -30,11 +31,15 @@ export function describeClient(app: AppServices, req: RequestInfo) {
   };
 }
 
-/** A lucia session (30 days, sliding) for a signed-in user; sets the cookie on the answer. */
-export async function startLoginSession(ctx: Context, userId: string): Promise<string> {
+/**
+ * A lucia session (30 days, sliding) for a signed-in user, in the workspace they last used (null:
+ * their personal one); sets the cookie on the answer.
+ */
+export async function startLoginSession(ctx: Context, userId: string): Promise<{ id: string; workspaceId: string | null }> {
   const session = await ctx.app.lucia.createSession(userId, { createdAt: Date.now(), ...describeClient(ctx.app, ctx.req) });
+  const workspaceId = await resumeLastWorkspace(ctx.app.db, userId, session.id);
   ctx.res.appendHeader("Set-Cookie", ctx.app.lucia.createSessionCookie(session.id).serialize());
-  return session.id;
+  return { id: session.id, workspaceId };
 }
 
 export async function listSessions(app: AppServices, actor: Actor): Promise<SessionDto[]> {

@@ -8,6 +8,8 @@ import {
   inviteIdInput,
   inviteOutput,
   invitePreviewOutput,
+  locateInput,
+  locateOutput,
   memberIdInput,
   memberOutput,
   previewInviteInput,
@@ -24,6 +26,7 @@ import {
   deleteWorkspace,
   listMembers,
   listWorkspaces,
+  locateObject,
   previewInvite,
   removeMember,
   renameWorkspace,
@@ -60,6 +63,19 @@ export const workspaceRouter = router({
     .input(switchInput)
     .output(contract(accountOutput))
     .mutation(({ ctx, input }) => switchWorkspace(ctx.app.db, ctx.actor, input.id)),
+
+  locate: sessionOnlyProcedure
+    .meta(
+      internal(
+        "GET",
+        "/workspaces/locate",
+        "Locate an object",
+        "Which of the caller's workspaces holds a link, linktree or domain (404 when none does), so a page opened from another workspace can switch there.",
+      ),
+    )
+    .input(locateInput)
+    .output(contract(locateOutput))
+    .query(({ ctx, input }) => locateObject(ctx.app.db, ctx.actor, input.type, input.id)),
 
   update: sessionOnlyProcedure
     .meta(internal("PATCH", "/workspaces/{id}", "Rename a workspace", "Owners only."))

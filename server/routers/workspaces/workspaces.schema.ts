@@ -15,6 +15,13 @@ const anyId = text();
 export const workspaceIdInput = z.object({ id: anyId });
 /** POST without a body of its own: a member sent anyway is unknown (400 naming it). */
 export const switchInput = body({ id: anyId });
+export const LOCATE_TYPES = ["link", "linktree", "domain"] as const;
+export type LocateType = (typeof LOCATE_TYPES)[number];
+export const locateInput = z.object({
+  type: z.enum(LOCATE_TYPES, { errorMap: () => ({ message: `must be one of ${LOCATE_TYPES.join(", ")}` }) }),
+  id: anyId,
+});
+export const locateOutput = z.object({ workspace_id: z.string(), name: z.string().nullable(), personal: z.boolean() });
 export const createWorkspaceInput = body({ name });
 export const updateWorkspaceInput = body({ id: anyId, name });
 export const createInviteInput = body({ id: anyId, email: emailSchema, role });

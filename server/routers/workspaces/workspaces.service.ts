@@ -1,7 +1,7 @@
 import { consume } from "../../lib/rate-limit";
 import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
-import { apiTokens, memberships, sessions, users, workspaceInvites, workspaces } from "../../../db/schema";
+import { apiTokens, domains, links, linktrees, memberships, sessions, users, workspaceInvites, workspaces } from "../../../db/schema";
 import { base } from "../../config";
 import type { AppServices } from "../../core/services";
 import { AppError, isUniqueViolation, notFound } from "../../domain/errors";
@@ -12,7 +12,7 @@ import { inviteMail } from "../../lib/mail";
 import { normalizeEmail } from "../../lib/users";
 import { dropCaches, getAccount, purgeWorkspace } from "../account/account.service";
 import type { AccountDto } from "../account/account.schema";
-import type { InviteDto, InvitePreviewDto, MemberDto, Role, WorkspaceDto } from "./workspaces.schema";
+import type { InviteDto, InvitePreviewDto, LocateType, MemberDto, Role, WorkspaceDto } from "./workspaces.schema";
 import { lockWorkspace } from "./workspace-lock";
 
 /** Invitations are valid for 7 days (extensions §1). */
@@ -103,12 +103,39 @@ export async function createWorkspace(app: AppServices, actor: Actor, name: stri
 /** This session acts in the workspace from its next request on (null stored: the personal one). */
 export async function switchWorkspace(db: DbOrTx, actor: Actor, id: string): Promise<AccountDto> {
   const ws = await membershipOf(db, actor.userId, id, "any");
-  if (!actor.sessionId) throw new AppError("SESSION_REQUIRED");
-  await db
-    .update(sessions)
-    .set({ workspaceId: ws.personal ? null : ws.id })
-    .where(eq(sessions.id, actor.sessionId));
+  const sessionId = actor.sessionId;
+  if (!sessionId) throw new AppError("SESSION_REQUIRED");
+  // The session and the user's remembered workspace change together: the next sign-in starts here.
+  const workspaceId = ws.personal ? null : ws.id;
+  await db.transaction(async (tx) => {
+    await tx.update(sessions).set({ workspaceId }).where(eq(sessions.id, sessionId));
+    await tx.update(users).set({ lastWorkspaceId: workspaceId }).where(eq(users.id, actor.userId));
+  });
   return getAccount(db, actor.userId, ws.id);
+}
+
+/**
+ * Which of the caller's workspaces holds a link, linktree or domain: its id and name, so a page
+ * opened from a teammate's address can switch there. 404 NOT_FOUND when none of them does (also
+ * when it exists in a workspace the caller is not a member of: nothing is told about it).
+ */
+export async function locateObject(
+  db: DbOrTx,
+  actor: Actor,
+  type: LocateType,
+  id: string,
+): Promise<{ workspace_id: string; name: string | null; personal: boolean }> {
+  const table = type === "link" ? links : type === "linktree" ? linktrees : domains;
+  const alive = type === "link" ? isNull(links.deletedAt) : undefined;
+  const [row] = await db
+    .select({ id: workspaces.id, name: workspaces.name, personal: workspaces.personal })
+    .from(table)
+    .innerJoin(workspaces, eq(workspaces.id, table.workspaceId))
+    .innerJoin(memberships, and(eq(memberships.workspaceId, workspaces.id), eq(memberships.userId, actor.userId)))
+    .where(and(eq(table.id, id), alive))
+    .limit(1);
+  if (!row) throw notFound();
+  return { workspace_id: row.id, name: row.name, personal: row.personal };
 }
 
 export async function renameWorkspace(db: DbOrTx, actor: Actor, id: string, name: string): Promise<WorkspaceDto> {
