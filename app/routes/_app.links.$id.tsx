@@ -6,6 +6,7 @@ import { ConfirmDelete, CopyButton, FormAlert, PageHeader, Success } from "../co
 import { attempt, fieldError, load } from "../lib/errors.server";
 import { updateInputFrom } from "../lib/link-form.server";
 import { valuesFromLink, type LinkFormValues } from "../lib/link-form";
+import { loadAcrossWorkspaces } from "../lib/locate.server";
 import { requireActor } from "../lib/session.server";
 import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
@@ -15,7 +16,9 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 
 export async function loader({ context, request, params }: LoaderFunctionArgs) {
   await requireActor(context, request);
-  const link = await load(request, () => context.caller.link.get({ id: params.id ?? "" }));
+  const id = params.id ?? "";
+  // A link of another of the user's workspaces opens there (switching, and saying so).
+  const link = await loadAcrossWorkspaces(context, request, "link", id, () => context.caller.link.get({ id }));
   // The domain picker's choices: the workspace's verified branded domains.
   const { domains } = await load(request, () => context.caller.domain.list({}));
   return { link, domains: domains.filter((d) => d.verified).map((d) => d.name) };
@@ -53,6 +56,11 @@ export default function EditLink() {
           Analytics
         </Link>
       </PageHeader>
+      {params.get("switched") && !data ? (
+        <div className="mb-4">
+          <Success>Switched to workspace {params.get("switched")} to open this link.</Success>
+        </div>
+      ) : null}
       {params.get("created") && !data ? (
         <div className="mb-4">
           <Success>Link created.</Success>
