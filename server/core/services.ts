@@ -67,6 +67,12 @@ export type AppServices = {
   invalidateCredentials(): Promise<void>;
   /** Set by the redirect host at start: where counted visits go. */
   clicks?: ClickRecorder;
+  /**
+   * Stops everything started here, in order: click upkeep and invalidation, then the buffered
+   * clicks (flushed, or spilled to disk), rate limits, mail and the read routing. The database
+   * itself is its owner's to close. Safe to call twice.
+   */
+  close(): Promise<void>;
 };
 
 export async function createServices(
@@ -98,6 +104,14 @@ export async function createServices(
     invalidateDomains: () => invalidation.invalidate([DOMAINS_CHANGED]),
     tokenCache,
     invalidateCredentials: () => invalidation.invalidate([CREDENTIALS_CHANGED]),
+    close: () => (closing ??= closeAll()),
+  };
+  let closing: Promise<void> | undefined;
+  const closeAll = async () => {
+    await services.clicks?.close();
+    await services.limits.close();
+    services.mail.close();
+    await services.reads.close();
   };
   // Confirmed by every other instance before a write answers (invalidation.ts).
   const invalidation = await createInvalidation({
@@ -110,7 +124,8 @@ export async function createServices(
   // Click partitions for this month and the next ones (and retention), before the first click.
   const upkeep = await startClickMaintenance(services);
   const clicks = startClickRecorder(services);
-  const closeClicks = clicks.close;
+  // Closing the recorder also stops what feeds the redirect host (callers may close only that).
+  const closeClicks = clicks.close.bind(clicks);
   clicks.close = () => (upkeep.stop(), invalidation.close(), closeClicks());
   services.clicks = clicks;
   return services;

@@ -51,9 +51,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       return { id: user.id, email, workspaceId: user.workspaceId, token, auth: { authorization: `Bearer ${token}` } };
     },
     async close() {
-      await app.clicks?.close();
-      await app.limits.close();
-      await app.reads.close();
+      await app.close();
       await database.dispose();
     },
   };
