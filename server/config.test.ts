@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "./config";
 import { tempDataDir } from "../db/test-db";
 
-describe("configuration (decisions §1)", () => {
+describe("configuration", () => {
   it("applies the documented defaults", () => {
     const c = parseConfig({ DATA_DIR: tempDataDir() });
     expect(c.appUrl.href).toBe("http://localhost:3000/");
