@@ -63,7 +63,7 @@ export function email(value: string | undefined): string {
 }
 
 /**
- * The operator commands of decisions §2, on any database handle: the command line runs them
+ * The operator commands (users, plans, tokens, abuse review), on any database handle: the command line runs them
  * itself (PostgreSQL, or PGlite when no server holds the data directory) or asks the running
  * server to (embedded PGlite in use). Returns what is printed as JSON.
  */
