@@ -80,7 +80,7 @@ export async function consumeEmailCode(
   return match;
 }
 
-/** Text without any user-supplied content, so the code is its only 6-digit number (decisions §2). */
+/** Text without any user-supplied content, so the code is its only 6-digit number (docs/decisions/012-pending-sign-in-cookie.md). */
 export function codeMail(to: string, code: string, purpose: CodePurpose): Mail {
   const what = purpose === "sign_in" ? "sign-in code" : "code to confirm your new e-mail address";
   const subject = purpose === "sign_in" ? "Your sign-in code" : "Confirm your new e-mail address";
