@@ -20,7 +20,7 @@ export function outbox(t: TestServer, to: string): OutboxMail[] {
     .sort((a, b) => a.created_at - b.created_at);
 }
 
-/** The code of the newest mail to `to`: the only 6-digit number of its text (decisions §2). */
+/** The code of the newest mail to `to`: the only 6-digit number of its text (a code mail holds no user-supplied content). */
 export function latestCode(t: TestServer, to: string): string {
   const mails = outbox(t, to);
   expect(mails.length).toBeGreaterThan(0);
