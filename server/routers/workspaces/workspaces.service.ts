@@ -15,7 +15,7 @@ import type { AccountDto } from "../account/account.schema";
 import type { InviteDto, InvitePreviewDto, LocateType, MemberDto, Role, WorkspaceDto } from "./workspaces.schema";
 import { lockWorkspace } from "./workspace-lock";
 
-/** Invitations are valid for 7 days (extensions §1). */
+/** Invitations are valid for 7 days. */
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 const INVITE_TOKEN_RE = /^[0-9A-Za-z]{32}$/;
 
