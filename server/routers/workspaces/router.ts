@@ -37,7 +37,7 @@ import {
 
 const TAG = "workspaces";
 /**
- * Team administration is account administration (extensions §1): a session only (a token gets 403
+ * Team administration is account administration (docs/teams-and-domains.md): a session only (a token gets 403
  * SESSION_REQUIRED, no credential 401), under API_URL, not in /openapi.json.
  */
 const internal = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, summary: string, description: string): Meta => ({
