@@ -4,7 +4,7 @@ import { createTestServer, http, type TestServer } from "../../test/harness";
 import { caller, invitationToken, person, type Person } from "./teams.test-helper";
 
 /**
- * Links, linktrees, domains and analytics belong to the workspace (extensions §1): every member
+ * Links, linktrees, domains and analytics belong to the workspace (docs/teams-and-domains.md): every member
  * sees and edits all of them, and nothing of one workspace is visible from another, even to a
  * user who belongs to both. Tokens act in their own workspace only.
  */
