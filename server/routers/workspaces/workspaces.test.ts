@@ -667,7 +667,7 @@ describe("team administration is account administration", () => {
               ? undefined
               : { name: "N" };
 
-  it("has every path of extensions §1", () => {
+  it("has every path of team administration", () => {
     expect(teamOps().map((o) => `${o.method} ${o.path}`)).toEqual(
       expect.arrayContaining([
         "GET /workspaces",
