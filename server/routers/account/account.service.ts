@@ -46,7 +46,7 @@ export async function setAvatar(app: AppServices, actor: Actor, avatarUrl: strin
   return getAccount(app.db, actor.userId, actor.workspaceId);
 }
 
-/** Mails a code to the new address; nothing changes until account.verifyEmail (decisions §2). */
+/** Mails a code to the new address; nothing changes until account.verifyEmail confirms the code. */
 export async function startEmailChange(ctx: Context, userId: string, newEmail: string): Promise<void> {
   const { app } = ctx;
   const email = normalizeEmail(newEmail);
