@@ -10,7 +10,7 @@ const internal = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}
 });
 
 export const accountRouter = router({
-  /** Public API (service.md): a token or a session. */
+  /** Public API: a token or a session. */
   get: authedProcedure
     .meta({
       openapi: {
