@@ -4,7 +4,7 @@ import { httpUrl } from "../../lib/urls";
 
 export const emailSchema = text().trim().max(200, "at most 200 characters").email("must be an e-mail address");
 
-/** Six digits; anything else is simply a wrong code (400 INVALID_CODE, decisions §8). */
+/** Six digits; anything else is simply a wrong code (400 INVALID_CODE, never VALIDATION_FAILED). */
 export const codeSchema = text()
   .trim()
   .superRefine((v, ctx) => {
