@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** Every session-only path of decisions §2 (and the reviewers' paths), with a body that would pass validation. */
+/** Every session-only path (sign-in, tokens, sessions, account; and the reviewers' paths), with a body that would pass validation. */
 const ADMIN_PATHS: [string, string, unknown?][] = [
   ["POST", "/auth/logout"],
   ["GET", "/account/tokens"],
