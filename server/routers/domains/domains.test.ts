@@ -7,7 +7,7 @@ import { createTestApp, createTestServer, http, type TestServer, type TestUser }
 import { signIn, uniqueEmail } from "../auth/sign-in.test-helper";
 import { startDnsServer, type TestDnsServer } from "./dns-server.test-helper";
 
-// Branded domains (extensions §2): the API, verification against a real local DNS server, and
+// Branded domains (docs/teams-and-domains.md): the API, verification against a real local DNS server, and
 // links on them. What the redirect host does with them: server/redirect/branded.test.ts.
 let t: TestServer;
 let dns: TestDnsServer;
@@ -234,7 +234,7 @@ describe("POST /domains", () => {
         expect(r.fields.name.join(" ")).toMatch(/own host/);
       }
       expect((await s.caller(u.auth).domain.list({})).domains).toEqual([]);
-      // Needs the configuration, yet listed with the schema's failures (decisions §3).
+      // Needs the configuration, yet listed with the schema's failures: `fields` lists every failing field.
       const both = await s
         .caller(u.auth)
         .domain.create({ name: "s.acme.example", bogus: 1 } as never)
