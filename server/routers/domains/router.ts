@@ -8,7 +8,7 @@ const api = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, su
   openapi: { method, path, tags: [TAG], summary, description, protect: true },
 });
 
-/** Branded domains (extensions §2): the public API, token or session. */
+/** Branded domains (docs/teams-and-domains.md): the public API, token or session. */
 export const domainRouter = router({
   list: authedProcedure
     .meta(api("GET", "/domains", "List domains", "Branded domains of the caller's workspace, by name."))
