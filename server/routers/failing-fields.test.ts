@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COUNTRY_CODES } from "../lib/countries";
 import { createTestServer, http, type TestServer, type TestUser } from "../test/harness";
 
-// decisions §3: `fields` lists every failing field; `error` is the code of the first failing field
-// that has one, in the order service.md lists the body's fields (path parameters first, unknown
+// docs/decisions/014-errors-list-every-failing-field.md: `fields` lists every failing field; `error` is the code of the first failing field
+// that has one, in the documented order of the body's fields (path parameters first, unknown
 // members last), whatever order the body sends them in.
 
 let t: TestServer;
