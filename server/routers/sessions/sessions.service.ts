@@ -8,7 +8,7 @@ import type { Actor, Context, RequestInfo } from "../../trpc/context";
 import type { SessionDto } from "./sessions.schema";
 import { resumeLastWorkspace } from "../../lib/users";
 
-/** The Session record's `id`: the last six characters of the session token (service.md). */
+/** The Session record's `id`: the last six characters of the session token, never the token itself. */
 export const publicSessionId = (sessionId: string) => sessionId.slice(-6);
 
 const header = (req: RequestInfo, name: string) => {
