@@ -11,7 +11,7 @@ export const ITEM_TITLE_MAX = 100;
 const title = text().min(1, `must be 1-${TITLE_MAX} characters`).max(TITLE_MAX, `must be 1-${TITLE_MAX} characters`);
 const bio = text().max(BIO_MAX, `at most ${BIO_MAX} characters`);
 const itemTitle = text().min(1, `must be 1-${ITEM_TITLE_MAX} characters`).max(ITEM_TITLE_MAX, `must be 1-${ITEM_TITLE_MAX} characters`);
-// Any integer: out-of-range positions are clamped to the list (decisions §5).
+// Any integer: out-of-range positions are clamped to the list, never refused.
 const position = strictNumber(z.number().int("must be an integer").min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER));
 const active = strictNumber(z.boolean());
 const published = strictNumber(z.boolean());
@@ -19,7 +19,7 @@ const published = strictNumber(z.boolean());
 /** Linktree and item ids are opaque: any text is accepted and an unknown one is 404. */
 const anyId = text();
 
-// Shapes in service.md's order, which decides the first failing field (lib/input `body`).
+// Shapes in the documented field order, which decides the first failing field (lib/input `body`).
 export const createLinktreeInput = body({
   slug: slugSchema,
   title,
