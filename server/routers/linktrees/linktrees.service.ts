@@ -21,7 +21,7 @@ import type {
   UpdateLinktreeInput,
 } from "./linktrees.schema";
 
-// Linktree-owned link records are hard-deleted (service.md: "link records ... are removed"), which
+// Linktree-owned link records are hard-deleted with their linktree (rows gone, not marked deleted), which
 // frees their slugs; click events have no foreign key and stay.
 
 const treeColumns = {
