@@ -103,7 +103,7 @@ export function toJobDto(row: JobRow): ImportJobDto {
   };
 }
 
-/** The command line's summary (extensions §3). */
+/** The command line's summary (docs/import-formats.md). */
 export const summary = (job: ImportJobDto) => ({
   rows: job.rows ?? job.rows_done,
   created: job.created,
