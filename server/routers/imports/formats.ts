@@ -2,9 +2,9 @@ import { unguardCell } from "../../lib/csv";
 import { normalizeTags } from "../../lib/tags";
 
 /**
- * The CSV formats an import reads (extensions §3): our own `generic` columns, and the exports of
+ * The CSV formats an import reads: our own `generic` columns, and the exports of
  * Bitly, Shlink, Kutt and YOURLS, recognised by their header rows. Where each header comes from is
- * in the README ("Import and export"); a small sample of each is in ./fixtures.
+ * in docs/import-formats.md; a small sample of each is in ./fixtures.
  *
  * A format is a default mapping (target field → source column) plus how its cells read: presets
  * take the slug from a short URL's last path segment and lower-case it (the redirect host matches
@@ -107,7 +107,7 @@ const PRESETS: Record<ImportFormat, Preset> = {
 /** Recognition order: the more specific header rows first (Shlink's also has longUrl; YOURLS's also has url). */
 const DETECTION_ORDER: ImportFormat[] = ["shlink", "bitly", "kutt", "yourls", "generic"];
 
-/** The format whose export this header row is, else `generic` (extensions §3 `auto`). */
+/** The format whose export this header row is, else `generic` (what `--format auto` does). */
 export function detectFormat(header: string[]): ImportFormat {
   const names = new Set(header.map(normalizeName));
   return DETECTION_ORDER.find((f) => PRESETS[f].matches(names)) ?? "generic";
