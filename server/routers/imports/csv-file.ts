@@ -4,7 +4,7 @@ import { Transform, pipeline } from "node:stream";
 import { CsvError, parse } from "csv-parse";
 import { AppError } from "../../domain/errors";
 
-/** Largest import file, uploaded or read by the command line (README "Import and export"). */
+/** Largest import file, uploaded or read by the command line (docs/import-formats.md, Limits). */
 export const IMPORT_MAX_BYTES = 20 * 1024 * 1024;
 export const IMPORT_MAX_MB = IMPORT_MAX_BYTES / 1024 / 1024;
 /** Longest row: a guard against a file that is one endless quoted field. */
