@@ -5,7 +5,7 @@ import { domainIssue } from "../domains/domains.service";
 import { EXPIRY_REQUIRED_MESSAGE, findOwnLink, loopIssues, PUBLIC_WORKSPACE_ID } from "./links.service";
 
 // The link checks that need the configuration or the stored link, run on the raw body by
-// `runtimeChecks` so their failures are listed with the schema's (decisions §3).
+// `runtimeChecks` so their failures are listed with the schema's (docs/decisions/014-errors-list-every-failing-field.md).
 
 /** `domain` names a verified domain of the caller's workspace (the schema checks only its shape). */
 async function domainIssues(ctx: Context, actor: Actor | null, raw: Record<string, unknown>): Promise<FieldIssue[]> {
