@@ -16,7 +16,7 @@ class InvalidItem {
 
 /**
  * Each item is exactly a POST /links body. `.catch` keeps one bad item from failing the whole body
- * (extensions §3: each item is validated and created on its own) while the OpenAPI document still
+ * (each item is validated and created on its own, so one bad item stops no other) while the OpenAPI document still
  * shows the item schema of POST /links.
  */
 const bulkItem = createLinkInput.catch(({ input }) => new InvalidItem(input) as unknown as CreateLinkInput);
