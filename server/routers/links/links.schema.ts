@@ -71,11 +71,11 @@ export const targetingSchema = z
     if (Object.keys(geo).length) out.geo = geo;
     if (t.ios) out.ios = t.ios;
     if (t.android) out.android = t.android;
-    // All members absent or empty: stored as null (decisions §3).
+    // All members absent or empty: stored as null, never as {}.
     return Object.keys(out).length ? out : null;
   });
 
-/** A verified branded domain of the workspace by name (extensions §2); null is the default redirect domain. */
+/** A verified branded domain of the workspace by name; null is the default redirect domain. */
 export const linkDomainSchema = text().max(253, "must be the name of a verified domain of this workspace, at most 253 characters").nullable();
 
 export const passwordSchema = text().min(4, "must be 4-200 characters").max(200, "must be 4-200 characters");
@@ -86,7 +86,7 @@ export const MAX_TITLE = 200;
 const TITLE_DOC = "A label for people: the dashboard's list, search and exports. Never used for share cards (og_title is).";
 export const titleSchema = text().max(MAX_TITLE, `at most ${MAX_TITLE} characters`).describe(TITLE_DOC);
 
-// In service.md's order, which decides the first failing field (lib/input `body`).
+// In the documented field order, which decides the first failing field (lib/input `body`).
 const linkFields = {
   url: httpUrl,
   slug: slugSchema,
@@ -98,7 +98,7 @@ const linkFields = {
   og_title: ogTitle.nullable(),
   og_description: ogDescription.nullable(),
   og_image: httpUrl.nullable(),
-  // Not in service.md: after its members, so their codes still decide `error`.
+  // Our own additions to the documented Link: after its members, so their codes still decide `error`.
   domain: linkDomainSchema,
   title: titleSchema.nullable(),
 };
