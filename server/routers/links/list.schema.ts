@@ -2,7 +2,7 @@ import { z } from "zod";
 import { text } from "../../lib/input";
 import { expiresAtSchema, linkIdSchema, linkOutput, MAX_TAGS, strictNumber, TAG_RE } from "./links.schema";
 
-// The dashboard's links list (issue 15): no openapi meta, so REST `GET /links` keeps its shape.
+// The dashboard's links list: no openapi meta, so REST `GET /links` keeps its shape.
 
 export const LIST_PAGE_SIZE = 50;
 /** Days of the sparkline, oldest first, the last one being today (UTC). */
