@@ -4,7 +4,7 @@ const SCHEME_RE = /^[a-z][a-z0-9+.-]*:/i;
 
 /**
  * The slug of a reported short link, or null when `input` is not a link on the redirect
- * domain. Accepted forms (decisions §7): `https://{domain}/{slug}`, `http:` too, no scheme,
+ * domain. Accepted forms: `https://{domain}/{slug}`, `http:` too, no scheme,
  * trailing slash, query or fragment, and a bare slug. Slugs are lower-cased.
  * `domain` null checks only the shape (for input validation before the config is known).
  */
