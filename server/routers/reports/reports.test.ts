@@ -65,7 +65,7 @@ describe("POST /reports", () => {
     expect(slugFromReportedUrl("https://go.test.evil/abcd", "go.test")).toBeNull();
   });
 
-  it("accepts every url form of decisions §7 and lower-cases the slug", async () => {
+  it("accepts every url form of a short link (full, no scheme, trailing parts, bare slug) and lower-cases the slug", async () => {
     const link = await newLink();
     const forms = [
       `http://${host}/${link.slug}`,
