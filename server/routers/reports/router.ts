@@ -6,7 +6,7 @@ import { createReport, deleteReportedLink, dismissReport, listReports, reportUrl
 const TAG = "reports";
 
 export const reportRouter = router({
-  /** Public API: no authentication looked at, a token header is ignored (service.md). */
+  /** Public API: no authentication looked at, a token header is ignored. */
   create: publicProcedure
     .meta({
       openapi: {
