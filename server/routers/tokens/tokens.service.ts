@@ -49,7 +49,7 @@ export async function listTokensWithWorkspace(
 }
 
 /**
- * The token is bound to `workspaceId`, the workspace the request acts in (extensions §1; the
+ * The token is bound to `workspaceId`, the workspace the request acts in (docs/teams-and-domains.md; the
  * command line: the personal one). The plan's live-token limit counts every workspace and is
  * enforced under a lock in issueToken (409 TOKEN_LIMIT_REACHED).
  */
