@@ -8,7 +8,7 @@ import { findOwnLink } from "../links/links.service";
 import type { ClickEventDto, WorkspaceClickEventDto } from "./analytics.schema";
 
 export const HOUR_MS = 3_600_000;
-/** Click records per link in one answer (service.md "Limits"). */
+/** Click records per link in one answer: a documented limit of the public API. */
 export const CLICKS_PER_LINK = 500;
 
 /** An inclusive ms-epoch range; a missing bound is open. */
@@ -33,7 +33,7 @@ export const tsBetween = (lo: number, hi: number) => and(gte(clicks.ts, tsKey(lo
 export type LinkIds = string[] | SQLWrapper;
 
 /**
- * Exact click counts per link in an inclusive range, uncapped (decisions §6). Whole hours come
+ * Exact click counts per link in an inclusive range, uncapped (docs/decisions/009-clicks-in-batches-with-hourly-rollups.md). Whole hours come
  * from `click_rollups`; the partial hours at either edge are counted from `clicks` itself, except
  * before retention's horizon (`click_retention`: those clicks were dropped), where the edge's whole
  * hour is counted from the rollups. Links without clicks are in the map with 0.
