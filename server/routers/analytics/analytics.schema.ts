@@ -3,8 +3,8 @@ import { text } from "../../lib/input";
 import { linkIdSchema } from "../links/links.schema";
 
 /**
- * `from`/`to`: optional ms-epoch query strings, inclusive (service.md "Analytics"). Query values
- * arrive as strings; anything but an integer is 400 VALIDATION_FAILED (decisions §6).
+ * `from`/`to`: optional ms-epoch query strings, inclusive. Query values
+ * arrive as strings; anything but an integer is 400 VALIDATION_FAILED, never ignored.
  */
 export const msQuery = text()
   .regex(/^-?\d{1,16}$/, "must be an integer (ms since the Unix epoch)")
