@@ -43,7 +43,7 @@ it("the dashboard shows clicks and unique visitors per day: one address and brow
   await expect(t.caller(bob.auth).analytics.daily({ link_id: link.id })).rejects.toMatchObject({ message: "NOT_FOUND" });
 });
 
-it("the CSV export carries each click's visitor key; the REST click records keep service.md's shape", async () => {
+it("the CSV export carries each click's visitor key; the REST click records keep their documented shape", async () => {
   const api = t.caller(alice.auth);
   const link = await api.link.create({ url: "https://dest.example/b" });
   t.app.clicks!.recordVisit(visit(link.id, alice.workspaceId, "198.51.100.9"));
