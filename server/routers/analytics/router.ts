@@ -47,7 +47,7 @@ export const analyticsRouter = router({
     .output(contract(workspaceAnalyticsOutput))
     .query(({ ctx, input }) => ctx.read((db) => workspaceAnalytics({ ...ctx.app, db }, ctx.actor, input.link_id, { from: input.from, to: input.to }))),
 
-  // Dashboard only (no REST path): unique visitors are not part of service.md's answers.
+  // Dashboard only (no REST path): unique visitors are not part of the public API's answers.
   daily: authedProcedure
     .input(workspaceAnalyticsInput)
     .output(contract(dailyVisitorsOutput))
