@@ -5,7 +5,7 @@ import { freePort } from "../test/harness";
 import { tempDataDir } from "../../db/test-db";
 
 /**
- * Issue 19.4: a process manager signals the process it started, `npm start` itself. SIGTERM or
+ * A process manager signals the process it started, `npm start` itself. SIGTERM or
  * SIGINT to it must drain the server and free its ports, and npm must exit 0.
  */
 const refused = (port: number) =>
