@@ -6,7 +6,7 @@ import { freePort } from "../test/harness";
 import { tempDataDir } from "../../db/test-db";
 
 /**
- * Issue 19.5: the README's "API in five requests" is pasted as it is into a shell against a fresh
+ * The README's "API in five requests" is pasted as it is into a shell against a fresh
  * `npm start`, twice, and every answer is what the README says.
  */
 function readmeBlocks(): string {
