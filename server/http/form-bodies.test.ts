@@ -5,7 +5,7 @@ import { createTestServer, http, type TestServer } from "../test/harness";
 import { signIn } from "../test/security/servers";
 
 /**
- * Issue 19.6: every body that reaches the Remix dashboard is bounded (64 KiB; the avatar upload
+ * Every body that reaches the Remix dashboard is bounded (64 KiB; the avatar upload
  * 2 MB + 64 KiB), and bodies the form routes cannot read answer 415/400, never 500.
  */
 type Raw = { status: number; body: string; sent: number };
