@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** Every public path and method of service.md. */
+/** Every public path and method of the API (team, account and admin paths are not public). */
 const PUBLIC_OPERATIONS = [
   "GET /account",
   "POST /reports",
@@ -140,7 +140,7 @@ describe("the API description", () => {
     expect([report.detail.maxLength, report.email.maxLength]).toEqual([1000, 200]);
   });
 
-  it("describes exactly the public API: every path of service.md and nothing outside it", () => {
+  it("describes exactly the public API: every public path and nothing outside it", () => {
     expect(
       operations()
         .map((o) => o.key)
