@@ -33,7 +33,7 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 const URL_FIELDS = new Set(["url", "expiration_url", "og_image", "avatar_url", "ios", "android", "short_url", "not_found_url"]);
-/** Members named like URLs that are not URIs: a report's `url` may be a bare slug (service.md). */
+/** Members named like URLs that are not URIs: a report's `url` may be a bare slug. */
 const NOT_URI: Record<string, string[]> = { "report.create": ["url"] };
 
 /** Adds what zod cannot say: URI formats (refined strings lose them), write-only passwords, list limits. */
@@ -88,7 +88,7 @@ function errorStatuses(op: Operation, o: OpenAPIV3.OperationObject): number[] {
   return [...s].sort();
 }
 
-/** The machine-readable description of the public API (service.md "Versioning", decisions §9). */
+/** The machine-readable description of the public API (`/openapi.json` and `/openapi.yaml`, generated from the routers). */
 export function buildOpenApiDocument(config: Config): OpenAPIV3.Document {
   const apiBase = base(config.apiUrl);
   const doc = generateOpenApiDocument(appRouter as unknown as OpenApiRouter, {
