@@ -4,7 +4,7 @@ import { safeRedirect } from "../../app/lib/session.server";
 import { http } from "../test/harness";
 import { signIn, startLoggedServer, type LoggedServer } from "../test/security/servers";
 
-/** Issue 19.9: the page after sign-in is a path of the dashboard's own origin, never another site. */
+/** The page after sign-in is a path of the dashboard's own origin, never another site. */
 describe("sign-in redirects only to same-origin paths", () => {
   // Browsers drop tabs and newlines anywhere in a URL and read "\" as "/": each of these is //evil.com to them.
   const offsite = [
