@@ -8,7 +8,7 @@ import { newLinkId } from "../../lib/ids";
 import { clickTallies, freshPostgresDatabase, redirectLoad, sleep, startInstance, total } from "./instances";
 
 /**
- * Issue 16.1: kill -9 under redirect load loses no click. Every redirect answered before the
+ * kill -9 under redirect load loses no click. Every redirect answered before the
  * kill has its click stored after a restart on the same data (the write-ahead spool is replayed
  * at start), exactly once, rollups counting each once. A click is spooled before its answer is
  * sent, so a request the kill cut off between the two (spooled, its answer lost with the process
