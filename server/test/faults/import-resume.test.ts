@@ -16,7 +16,7 @@ import { ADMIN_PATH, ADMIN_SECRET_HEADER, readAdminEndpointInfo } from "../../ad
 import { sleep, startInstance, type Instance } from "./instances";
 
 /**
- * Issue 14: an import is a job in the database. Stop the real server in the middle of one (SIGTERM,
+ * An import is a job in the database. Stop the real server in the middle of one (SIGTERM,
  * then kill -9), start it again on the same data, and the job resumes after the start: every row
  * decided exactly once, none created twice, none lost. On PGlite the job is queued by `npm run cli
  * -- links:import` through the running server, and that command waits across the restart for its
