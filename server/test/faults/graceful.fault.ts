@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { clickTallies, freshPostgresDatabase, postJson, redirectLoad, sleep, startInstance, total } from "./instances";
 
 /**
- * Issue 8.2: SIGTERM under redirect load. Every redirect that was answered has its click stored
+ * SIGTERM under redirect load. Every redirect that was answered has its click stored
  * after a restart on the same data, and API requests in flight at the signal finish. On the
  * embedded database and on PostgreSQL (FAULTS_PG_URL, default the machine's server).
  */
