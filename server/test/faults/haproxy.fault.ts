@@ -10,7 +10,7 @@ import { ensureHaproxy, ensurePackage, startHaproxy, type Balancer } from "./hap
 import { clickTallies, freshPostgresDatabase, redirectLoad, sleep, startInstance, total, type Instance } from "./instances";
 
 /**
- * Issue 16.2: two instances on one PostgreSQL and one Redis behind HAProxy (deploy/haproxy.cfg, Debian's
+ * Two instances on one PostgreSQL and one Redis behind HAProxy (deploy/haproxy.cfg, Debian's
  * package, as a child process). HAProxy alternates between them (roundrobin), so consecutive requests
  * through it reach both. The rolling restart relies on the drain: after SIGTERM `/_/health` answers 503
  * for DRAIN_DELAY_MS while requests are still served, so HAProxy's checks take the instance out before it
