@@ -8,7 +8,7 @@ import { createUserWithWorkspace, issueToken } from "../../lib/users";
 import { freshPostgresDatabase, startInstance, type Instance } from "./instances";
 
 /**
- * Issue 8.4: two processes on one PostgreSQL and one Redis. Token and report limits are exact
+ * Two processes on one PostgreSQL and one Redis. Token and report limits are exact
  * across them (Redis counters), and a PATCH or DELETE on one takes effect on the other's next
  * redirect (LISTEN/NOTIFY cache invalidation). A fresh database on the shared server; random
  * client addresses (TRUST_PROXY) and slugs, so counters left in Redis by earlier runs don't matter.
