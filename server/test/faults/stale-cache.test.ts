@@ -6,7 +6,7 @@ import { LINK_CHANNEL, type AppServices } from "../../core/services";
 import { createTestApp, type TestApp } from "../harness";
 import { withFailingReads } from "./failing-reads";
 
-/** Issue 8.3: cached links keep redirecting while the database is away, even past the cache TTL. */
+/** Cached links keep redirecting while the database is away, even past the cache TTL. */
 let t: TestApp;
 beforeAll(async () => void (t = await createTestApp()));
 afterAll(() => t.close());
