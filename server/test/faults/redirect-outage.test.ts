@@ -9,7 +9,7 @@ import { createTestApp, type TestApp } from "../harness";
 import { withFailingReads } from "./failing-reads";
 
 /**
- * The redirect host during a database outage (issue 19.8, 19.11): cached links keep answering
+ * The redirect host during a database outage: cached links keep answering
  * at once past their cache lifetime, and failed lookups are logged once, not once per request.
  */
 let t: TestApp;
