@@ -12,7 +12,7 @@ import type { AppServices } from "../../core/services";
 import { createTestApp, type TestApp } from "../harness";
 
 /**
- * Issue 19.8: during a database outage the click writer logs one line when writes start failing
+ * During a database outage the click writer logs one line when writes start failing
  * and one when they recover, never the rows (addresses, user agents, referers); clicks dropped
  * because the spool is unwritable are logged once per state change, with a count.
  */
