@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clickCounts, clickTallies, freshPostgresDatabase, postJson, redirectLoad, sleep, startInstance, type Instance } from "./instances";
 
 /**
- * Issue 8.3: PostgreSQL stopped for ~30 s under redirect load. A PRIVATE cluster (port 54329)
+ * PostgreSQL stopped for ~30 s under redirect load. A PRIVATE cluster (port 54329)
  * is stopped, never the machine's shared one. Cached links keep redirecting; clicks wait in a
  * bounded buffer that spills to DATA_DIR (CLICK_BUFFER_MAX is small here, so it must spill);
  * the API answers 503 SERVICE_UNAVAILABLE with Retry-After quickly; /_/health says degraded;
