@@ -4,7 +4,7 @@ import { tempDataDir } from "../../../db/test-db";
 import { createTestServer, type TestServer } from "../harness";
 
 /**
- * Issue 16.2/16.4 settings, and the drain a load balancer sees (the process-level part, SIGTERM behind
+ * The drain and read-replica settings (DRAIN_DELAY_MS, DATABASE_READ_URL), and the drain a load balancer sees (the process-level part, SIGTERM behind
  * HAProxy, is haproxy.fault.ts).
  */
 const parse = (env: Record<string, string>) => parseConfig({ DATA_DIR: tempDataDir(), ...env });
