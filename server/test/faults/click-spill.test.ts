@@ -9,7 +9,7 @@ import type { AppServices } from "../../core/services";
 import { createTestApp, type TestApp } from "../harness";
 
 /**
- * Issue 8.3, in process: while the database is away, clicks wait in a bounded buffer that
+ * In process: while the database is away, clicks wait in a bounded buffer that
  * spills to DATA_DIR beyond its memory bound, and every one is written once it is back.
  * (The process-level outage test with a real PostgreSQL stop is outage.fault.ts.)
  */
