@@ -10,7 +10,7 @@ import { freshPostgresDatabase, sleep, startInstance, type Instance } from "./in
 import { installedMajors, pgBin, replicationRefusal, startPrimary, startReplica, type PgServer } from "./replica";
 
 /**
- * Issue 16.4: DATABASE_READ_URL. A real streaming replica (pg_basebackup -R, its own port and data
+ * DATABASE_READ_URL (docs/operations.md, Read replica). A real streaming replica (pg_basebackup -R, its own port and data
  * directory) of the machine's cluster, or, when that cluster refuses replication connections (the
  * reason is printed), of a throwaway primary started for the test. The service runs with
  * DATABASE_URL on the primary and DATABASE_READ_URL on the replica; which database answered each
