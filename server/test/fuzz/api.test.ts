@@ -19,7 +19,7 @@ import {
 } from "./fuzz-kit";
 
 /**
- * Issue 8.1 for the public API: every operation of the live /openapi.json (iterated, so new
+ * Fuzzing the public API: every operation of the live /openapi.json (iterated, so new
  * endpoints are covered without touching this file) gets generated bodies, query strings, path
  * ids, credentials and content types. No answer is a 5xx, every error is exactly `{error}` plus
  * `fields` on a 400, and a rejected request stores nothing.
