@@ -110,7 +110,7 @@ type Schema = {
   minimum?: number;
 };
 
-/** URL-ish values, including every form a stored URL must refuse (decisions §3). */
+/** URL-ish values, including every form a stored URL must refuse (lib/urls `httpUrl`). */
 export function urlValues(redirectBase: string): fc.Arbitrary<string> {
   const host = new URL(redirectBase).host;
   return fc.oneof(
