@@ -18,7 +18,7 @@ import {
 } from "./fuzz-kit";
 
 /**
- * Issue 8.1 for the paths of decisions §2 (sign-in, tokens, sessions, account, admin review):
+ * Fuzzing the internal paths (sign-in, tokens, sessions, account, admin review):
  * they are not in /openapi.json, so they are taken from the router's REST operations marked
  * internal. Same properties as the public API.
  */
@@ -80,7 +80,7 @@ function headersFor(c: string): Record<string, string> {
   }
 }
 
-describe("fuzz: the internal paths of decisions §2", () => {
+describe("fuzz: the internal paths (sign-in, tokens, sessions, account, admin review)", () => {
   it("the router has the internal operations", () => {
     expect(internal.map((o) => `${o.method} ${o.path}`)).toEqual(
       expect.arrayContaining(["POST /auth/start", "POST /auth/verify", "POST /account/tokens", "DELETE /account/sessions/{id}"]),
