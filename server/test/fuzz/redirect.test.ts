@@ -5,7 +5,7 @@ import { createTestServer, http } from "../harness";
 import { expectNoLeak, fuzzParams, FUZZ_SEED, headerValue, nastyString, tally } from "./fuzz-kit";
 
 /**
- * Issue 8.1 for the redirect host: GET/HEAD/POST /{slug} with generated slugs, broken
+ * Fuzzing the redirect host: GET/HEAD/POST /{slug} with generated slugs, broken
  * percent-encoding, huge/unicode/control characters, hostile headers (edge headers trusted,
  * EDGE_HEADERS=cloudfront, so their parsing is fuzzed too) and form bodies of every type.
  * Never a 5xx, never a stack; every redirect goes to an absolute http(s) URL off this host.
