@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { hashPassword, safeEqualHex, sha256, verifyPassword } from "../../lib/crypto";
 
 /**
- * Issue 8.5: timing-safe comparisons for tokens, codes and passwords; scrypt parameters.
+ * Timing-safe comparisons for tokens, codes and passwords; scrypt parameters.
  * Tokens are looked up by their SHA-256 (an index lookup on a hash of 190 random bits reveals
  * nothing by timing); codes are compared as HMACs with safeEqualHex; passwords as scrypt keys
  * with timingSafeEqual.
