@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http } from "../harness";
 import { signIn, startLoggedServer, type LoggedServer } from "./servers";
 
-/** Issue 8.5 / decisions §2: `app_session` is HttpOnly, SameSite=Lax, Path=/, and Secure on https. */
+/** `app_session` is HttpOnly, SameSite=Lax, Path=/, and Secure on https. */
 const attributes = (setCookie: string) =>
   setCookie
     .split(";")
