@@ -5,7 +5,7 @@ import { http } from "../harness";
 import { lastCode, signIn, startLoggedServer, type LoggedServer } from "./servers";
 
 /**
- * Issue 8.5: no token, code, password, session id or hash in any log line. The logger here is
+ * No token, code, password, session id or hash in any log line. The logger here is
  * a bare pino at level trace (no redaction), so only what the code never logs passes.
  */
 const rowsOf = (r: unknown) => (r as { rows?: Record<string, unknown>[] }).rows ?? (r as Record<string, unknown>[]);
