@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestServer, http, type TestServer, type TestUser } from "../harness";
 
 /**
- * Issue 8.5: XSS for every page that shows user text. The payloads are stored through the API
+ * XSS for every page that shows user text. The payloads are stored through the API
  * wherever user text goes (titles, descriptions, bios, names, URLs, report details, referers),
  * and no page may contain them unescaped.
  */
