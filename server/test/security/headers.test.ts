@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http } from "../harness";
 import { startLoggedServer, type LoggedServer } from "./servers";
 
-/** Issue 8.5: helmet headers on API and dashboard answers; HSTS only when the public URL is https. */
+/** Helmet headers on API and dashboard answers; HSTS only when the public URL is https. */
 const directives = (csp: string) =>
   new Map(
     csp
