@@ -3,7 +3,7 @@ import { createTestApp, createTestServer, http, type TestApp, type TestServer, t
 import { rowCounts } from "../fuzz/fuzz-kit";
 
 /**
- * Issue 8.5 / decisions §3: every stored URL field (url, expiration_url, targeting ios/android/geo,
+ * Every stored URL field (url, expiration_url, targeting ios/android/geo,
  * og_image, avatar_url, item url) takes only absolute http(s) URLs off the redirect domain: no
  * javascript:, data:, relative or protocol-relative URLs (open redirect), no loops. 400 naming
  * the field, nothing stored.
