@@ -4,7 +4,7 @@ import { createTestServer, http, type TestServer, type TestUser } from "../harne
 import { rowCounts } from "../fuzz/fuzz-kit";
 
 /**
- * Issue 19 items 12-14: how the API reads what a caller sends, on REST and on /api/trpc alike.
+ * How the API reads what a caller sends, on REST and on /api/trpc alike.
  * Bodies: UTF-8 only, identity/gzip/deflate only, no `__proto__` member. Query strings: each
  * parameter once, as `name=value`. Every refusal is a 4xx in the error shape; nothing is stored.
  */
