@@ -4,7 +4,7 @@ import { isIP } from "node:net";
 import path from "node:path";
 import { z } from "zod";
 
-// Parsed once at start (decisions §1). A wrong value stops the start naming the variable.
+// Parsed once at start, never re-read. A wrong value stops the start naming the variable.
 const httpUrl = z
   .string()
   .url()
@@ -60,7 +60,7 @@ const envSchema = z.object({
   CLICK_BUFFER_MAX: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").default(100_000),
   /** Whole months of clicks older than this many days are dropped (hourly counts stay); unset: kept forever. */
   CLICK_RETENTION_DAYS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").optional(),
-  /** DNS servers for domain verification (extensions §2): comma-separated `host:port` (IP addresses); unset: the system's. */
+  /** DNS servers for domain verification: comma-separated `host:port` (IP addresses); unset: the system's. */
   DNS_SERVERS: z
     .string()
     .optional()
@@ -133,7 +133,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const e = parsed.data;
   const apiUrl = e.API_URL ?? `${e.APP_URL}/api`;
   const redirectUrl = new URL(e.REDIRECT_URL);
-  // Origins sharing a port are told apart by the Host header (decisions §1): the redirect domain
+  // Origins sharing a port are told apart by the Host header: the redirect domain
   // needs a host of its own, or every slug would be answered by the dashboard.
   for (const [name, url] of [
     ["APP_URL", e.APP_URL],
