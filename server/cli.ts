@@ -1,5 +1,5 @@
 /**
- * Operator command line (decisions §2): `npm run cli -- <command> …`, JSON on stdout.
+ * Operator command line: `npm run cli -- <command> …`, JSON on stdout.
  * Same environment variables as the server. With DATABASE_URL it connects to PostgreSQL
  * directly. With the embedded PGlite it asks the running server over its loopback admin
  * endpoint (one process per data directory), and opens the data directory itself only when
