@@ -12,7 +12,7 @@ export type Meta = OpenApiMeta & {
   successStatus?: 200 | 201 | 202 | 204;
   /**
    * Served under API_URL like the public paths, but left out of /openapi.json: sign-in and
-   * account administration are not part of the public API (service.md "Not shown").
+   * account administration are not part of the public API (not in /openapi.json).
    */
   internal?: boolean;
   /** Error statuses the operation can answer beyond those derived from its shape (see openapi.ts). */
@@ -103,7 +103,7 @@ const asJson = (v: unknown): unknown => (v === undefined ? undefined : JSON.pars
  * (/openapi.json, the typed client's types). Under test each answer is parsed with it and must already
  * be exactly what the parse returns, no member stripped and nothing transformed, so not parsing outside
  * tests changes no answer. Outside tests the parse is skipped: for GET /links (100 links, four URL
- * checks each) it was 45% of the request's CPU (README, Performance).
+ * checks each) it was 45% of the request's CPU (docs/performance.md).
  */
 export const contract = <T extends z.ZodTypeAny>(schema: T): T => outputContract(schema, CHECK_OUTPUTS);
 
@@ -128,7 +128,7 @@ export type RuntimeCheck = (ctx: Context, actor: Actor | null, raw: Record<strin
 
 /**
  * Runs `check` before `schema` parses the input, and answers its failures together with the
- * schema's (decisions §3: `fields` lists every failing field, `error` is the first coded one's),
+ * schema's (`fields` lists every failing field, `error` is the first coded one's),
  * instead of only once the schema passes. Use right before `.input(schema)`. The services keep
  * their own checks (other callers reach them too); a check that throws leaves the answer to them.
  */
