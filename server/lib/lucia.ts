@@ -26,7 +26,7 @@ declare module "lucia" {
   interface Register {
     Lucia: AppLucia;
     DatabaseUserAttributes: { email: string; workspaceId: string; plan: "free" | "pro"; isAdmin: boolean };
-    /** Written once at sign-in (decisions §2 Session record); the adapter maps keys to columns. */
+    /** Written once at sign-in (what the Session record shows); the adapter maps keys to columns. */
     DatabaseSessionAttributes: {
       createdAt: number;
       device?: string | null;
