@@ -1,6 +1,6 @@
 import { addIssueToContext, DIRTY, z, type IssueData, type ParseInput, type ParseReturnType, type SyncParseReturnType } from "zod";
 
-/** Characters as people count them: code points, so an emoji is one (service.md limits). */
+/** Characters as people count them: code points, so an emoji is one, as every documented length limit counts. */
 export function charCount(s: string): number {
   let n = s.length;
   for (let i = 0; i < s.length - 1; i++) {
@@ -81,9 +81,9 @@ export type BodyRule = (body: Record<string, unknown>, fail: Fail) => void;
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
- * A strict object input whose `fields` list every failure (decisions §3). zod skips refinements once a
+ * A strict object input whose `fields` list every failure (docs/decisions/014-errors-list-every-failing-field.md). zod skips refinements once a
  * member fails, so the cross-field `rules` run here, always, on the raw body. Issues are ordered by the
- * shape's keys: path parameters first, then the body's members in the order service.md lists them
+ * shape's keys: path parameters first, then the body's members in their documented order
  * (write shapes in that order), unknown members last; so `error` is the code of the first failing field
  * in that order, whatever order the caller sent.
  */
@@ -123,7 +123,7 @@ export type FieldIssue = { field: string; message: string; code?: string };
 
 /**
  * The schema's own issues for `raw` plus `extra`, in the order `body()` gives its issues, so `fields`
- * lists every failing field and the first coded one decides `error` (decisions §3), whether a field
+ * lists every failing field and the first coded one decides `error`, whether a field
  * failed the schema or a check that needed the configuration or the database.
  */
 export async function withRuntimeIssues(schema: z.ZodTypeAny, raw: unknown, extra: FieldIssue[]): Promise<z.ZodError> {
