@@ -5,7 +5,7 @@ export const MAX_URL_LENGTH = 4096;
 const TOO_LONG = `must be at most ${MAX_URL_LENGTH} characters`;
 
 /**
- * An absolute http(s) URL of at most 4096 characters (decisions §3), stored as its WHATWG
+ * An absolute http(s) URL of at most 4096 characters, stored as its WHATWG
  * serialisation: what a browser requests for it. A backslash is a `/` there (`https://a.example\@b.example/`
  * is a path on a.example, while other parsers read b.example as the host), the host is lower case and
  * punycode, and characters outside URLs are percent-encoded. The limit holds for both the text sent
