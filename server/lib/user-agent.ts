@@ -16,7 +16,7 @@ export type ParsedAgent = {
 
 /**
  * Social-network preview crawlers (they get the share card). A heuristic by User-Agent, as
- * service.md says; isbot recognises them as bots too, so they are never counted as clicks.
+ * the only rule for recognising them; isbot recognises them as bots too, so they are never counted as clicks.
  * Only the crawlers' own tokens: app names such as "Instagram", "Pinterest" or "Teams" also appear
  * in the in-app browsers people click from, and those visitors must be redirected and counted.
  */
