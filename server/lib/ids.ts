@@ -17,7 +17,7 @@ export function randomString(length: number, alphabet: string): string {
 }
 
 export const LINK_ID_RE = /^[0-9a-z]{8}$/;
-/** Link ids: 8 characters of [0-9a-z] (decisions §3). */
+/** Link ids: 8 characters of [0-9a-z]. */
 export const newLinkId = () => randomString(8, BASE36);
 /** Workspace ids, personal ones included: 8 characters of [0-9a-z], as every id the API shows. */
 export const newWorkspaceId = () => randomString(8, BASE36);
