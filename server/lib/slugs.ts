@@ -84,7 +84,7 @@ export async function pickFreeSlugs(db: DbOrTx, n: number): Promise<string[]> {
 
 /** The unique index of the default redirect domain's namespace (links and linktrees). */
 export const SLUG_INDEX = "links_live_slug_idx";
-/** The unique index of the branded domains' namespaces, one per domain (extensions §2). */
+/** The unique index of the branded domains' namespaces, one per domain (docs/decisions/003-one-slug-namespace.md). */
 export const DOMAIN_SLUG_INDEX = "links_domain_slug_idx";
 
 const SPACE = 36 ** 4;
