@@ -13,7 +13,7 @@ export type Place = {
 };
 export const NO_PLACE: Place = { country: null, region: null, regionName: null, city: null, timezone: null, lat: null, lng: null };
 
-/** What the edge network tells about the viewer (decisions §4). */
+/** What the edge network tells about the viewer (trusted only with EDGE_HEADERS set). */
 export type EdgeInfo = Place & {
   device: Device | null;
   /** The edge says the viewer runs iOS/iPadOS or Android (beats the User-Agent, e.g. iPadOS as Mac). */
