@@ -6,7 +6,7 @@ export const MAX_LABEL = 63;
 const LABEL_RE = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 
 /**
- * What is wrong with `name` as a branded domain (extensions §2), or [] when nothing is: a lower-case
+ * What is wrong with `name` as a branded domain, or [] when nothing is: a lower-case
  * host name, IDN as punycode (`xn--…`: only that form is accepted, never converted), at least two
  * labels of letters, digits and hyphens (1-63 each), at most 253 characters, not an IP address and
  * not one of `ownHosts` (the service's own host names, without port).
