@@ -11,7 +11,7 @@ export type Actor = {
    * or the user is no longer a member of it). Every service scopes by it.
    */
   workspaceId: string;
-  /** The caller's role in `workspaceId` (extensions §1), when resolved from a credential. */
+  /** The caller's role in `workspaceId`, when resolved from a credential. */
   role?: "owner" | "member";
   plan: "free" | "pro";
   isAdmin: boolean;
