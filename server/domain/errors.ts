@@ -4,7 +4,7 @@ import { ZodError, type ZodIssue } from "zod";
 
 export type Fields = Record<string, string[]>;
 
-/** Public error codes and their HTTP status: the one table (service.md "Errors", decisions §8). */
+/** Public error codes and their HTTP status: the one table (docs/decisions/014-errors-list-every-failing-field.md). */
 export const ERROR_STATUS = {
   VALIDATION_FAILED: 400,
   INVALID_TAG: 400,
@@ -74,7 +74,7 @@ export class AppError extends TRPCError {
 export const notFound = () => new AppError("NOT_FOUND");
 export const validation = (fields: Fields, code: ErrorCode = "VALIDATION_FAILED") => new AppError(code, { fields });
 
-/** Field names whose failures carry a specific code (service.md: "the schema's specific code"). */
+/** Field names whose failures carry a specific code (the rest are VALIDATION_FAILED). */
 const FIELD_CODES: Record<string, ErrorCode> = {
   slug: "INVALID_LINK_ID",
   id: "INVALID_LINK_ID",
