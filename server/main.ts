@@ -24,7 +24,7 @@ async function main() {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite") });
   const app = await createServices(config, database);
   const running = await startServers(app);
-  // CSV imports: queued jobs, and those of a stopped instance, resume here (extensions §3).
+  // CSV imports: queued jobs, and those of a stopped instance, resume here.
   const imports = startImportRunner(app);
   app.log.info({ ms: Date.now() - started, database: database.driver }, "started");
 
