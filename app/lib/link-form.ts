@@ -78,7 +78,7 @@ export function valuesFromForm(form: FormData): LinkFormValues {
   };
 }
 
-/** Writes the UTM builder's parameters into the destination URL (they are part of `url`, service.md §10). */
+/** Writes the UTM builder's parameters into the destination URL (they are part of `url`, not fields of their own). */
 export function withUtm(url: string, utm: Partial<Record<UtmKey, string>>): string {
   const set = UTM_KEYS.filter((k) => utm[k]);
   if (!set.length) return url;
