@@ -10,7 +10,7 @@ import { requireActor } from "../lib/session.server";
 
 export async function loader({ context, request }: LoaderFunctionArgs) {
   const actor = await requireActor(context, request);
-  // Each token with the workspace it acts in (extensions §1).
+  // Each token with the workspace it acts in.
   const { tokens } = await load(request, () => context.caller.token.listWithWorkspace());
   return { tokens, plan: actor.plan };
 }
