@@ -7,7 +7,7 @@ import { requireActor } from "../lib/session.server";
 /** Every page below needs a signed-in browser session; others go to sign-in and come back. */
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
-  // The workspace the pages act in, and the others to switch to (extensions §1).
+  // The workspace the pages act in, and the others to switch to.
   return load(request, () => context.caller.workspace.list());
 }
 
