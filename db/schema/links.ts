@@ -19,7 +19,7 @@ export const links = pgTable(
     workspaceId: text("workspace_id")
       .notNull()
       .references(() => workspaces.id),
-    /** Branded domain (extensions §2); null is the default redirect domain and its shared namespace. */
+    /** Branded domain; null is the default redirect domain and its shared namespace. */
     domainId: text("domain_id"),
     slug: text("slug").notNull(),
     url: text("url").notNull(),
