@@ -11,7 +11,7 @@ export type ImportMoved = { row: number; slug: string; url: string; short_url: s
 export type ImportOptions = { on_conflict?: "reject" | "generate" | `domain:${string}`; title_to?: "title" | "og_title" | "ignore" };
 
 /**
- * CSV imports as jobs (extensions §3): the job survives a restart and resumes after `rows_done`,
+ * CSV imports as jobs: the job survives a restart and resumes after `rows_done`,
  * the number of data rows already decided (created, skipped or rejected) in a committed batch.
  */
 export const importJobs = pgTable(
