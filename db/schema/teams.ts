@@ -4,7 +4,7 @@ import { users, workspaces } from "./accounts";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 
-/** Who belongs to which workspace, and as what (extensions §1). A personal workspace has exactly its user as owner. */
+/** Who belongs to which workspace, and as what. A personal workspace has exactly its user as owner. */
 export const memberships = pgTable(
   "memberships",
   {
