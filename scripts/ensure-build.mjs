@@ -1,4 +1,4 @@
-// `npm start` builds what is missing (decisions §1): the Remix build, when absent or older than app/,
+// `npm start` builds what is missing, so a fresh checkout starts with one command: the Remix build, when absent or older than app/,
 // and the server bundle, every time (esbuild takes a fraction of a second, and a bundle judged fresh
 // by file times could be stale after a checkout).
 import { copyFileSync, existsSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
@@ -22,7 +22,7 @@ if (!existsSync(build) || statSync(build).mtimeMs < sources) {
 }
 
 // The server as one ES module, packages left to node_modules. Run by plain node it needs no loader:
-// tsx's loader thread held about 40 MB of the server's memory (README, Performance). It sits one
+// tsx's loader thread held about 40 MB of the server's memory (docs/performance.md). It sits one
 // folder below the root, as server/ and db/ do, so `new URL("../db/…", import.meta.url)` finds the
 // migrations and the PGlite thread from the bundle and from the sources alike.
 const SERVER_BUNDLE = "build/server.mjs";
