@@ -4,7 +4,7 @@
 //    current one. Reconnected later for another query, it takes a server's refusal at start-up (FATAL:
 //    database not accepting connections, too many clients, starting up) for that stale query's error
 //    and waits for an answer that never comes: the new query reconnects for ever instead of failing,
-//    so a request waited instead of answering 503 (README, Performance; db/refused-connections.test.ts).
+//    so a request waited instead of answering 503 (docs/performance.md; db/refused-connections.test.ts).
 //    A new socket has no query running: this clears it there.
 // 2. A connection whose socket closed (its backend terminated: a failover, pg_terminate_backend) is
 //    left with no socket until it reconnects, but a query can still reach it: a transaction's ROLLBACK
