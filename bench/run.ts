@@ -1,7 +1,7 @@
-// `npm run bench`: every target of issue 7 in one run, on a fresh PostgreSQL database it creates
+// `npm run bench`: every performance target (docs/performance.md) in one run, on a fresh PostgreSQL database it creates
 // (and drops afterwards) and a fresh PGlite directory.
 //   1. redirects: the service vs a bare node:http server (301 from a Map), alternating rounds;
-//      the same on a branded domain (extensions §2: a verified domain, served by Host);
+//      the same on a branded domain (a verified domain, served by Host);
 //      embedded: the same against the service on PGlite (no DATABASE_URL)
 //   2. click ingestion: the batch recorder on its own, a burst into PostgreSQL
 //   3. analytics: 1M clicks on one link, 10M in the workspace (BENCH_SMALL=1: a tenth)
@@ -247,7 +247,7 @@ async function main() {
     }));
     for (let i = 0; i < redirectLinks.length; i += 500) await database.db.insert(links).values(redirectLinks.slice(i, i + 500));
     const slugs = redirectLinks.map((r) => r.slug);
-    // The same slugs on a verified branded domain, in its own namespace (extensions §2).
+    // The same slugs on a verified branded domain, in its own namespace.
     const brandId = newLinkId();
     await database.db.insert(domains).values({
       id: brandId,
@@ -409,7 +409,7 @@ async function main() {
       );
     }
 
-    // ---- 8. the dashboard's links list (issue 15), before the big seeding ----------------------
+    // ---- 8. the dashboard's links list, before the big seeding ----------------------
     if (on("linkslist")) {
       const n = 10_000;
       const clicksTotal = SMALL ? 50_000 : 200_000;
@@ -563,7 +563,7 @@ async function main() {
 
 /**
  * 6. POST /links (new link, generated slug) and GET /links (workspace of 100 links), with the CPU
- * the server and PostgreSQL spent per request (where a request's time goes, README Performance).
+ * the server and PostgreSQL spent per request (where a request's time goes, docs/performance.md).
  */
 /**
  * An anonymous client cycling through 300 share-card images (4 connections, as fast as answers come,
