@@ -1,4 +1,4 @@
-// The CSV import (extensions §3): 100,000 rows into PostgreSQL within a minute, memory bounded.
+// The CSV import: 100,000 rows into PostgreSQL within a minute, memory bounded.
 // Once by `npm run cli -- links:import` (the job runs in the command line's process on PostgreSQL),
 // once by a running server's import runner (the job queued the way the dashboard queues it).
 import { spawn } from "node:child_process";
