@@ -57,7 +57,7 @@ export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: s
   const prof = opts.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${opts.profileDir}`] : [];
   const t0 = performance.now();
   // node's flags as `npm start` gives them (its script in package.json), or BENCH_NODE_ARGS instead
-  // (V8 memory experiments, README Performance; empty for none).
+  // (V8 memory experiments, docs/performance.md; empty for none).
   const extra = (env.BENCH_NODE_ARGS ?? startNodeFlags()).split(" ").filter(Boolean);
   const entry = env.BENCH_TSX === "1" ? ["--import", "tsx", "server/main.ts"] : ["build/server.mjs"];
   const child = spawn(process.execPath, [...prof, ...extra, ...entry], {
