@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeFor, launch, newPage, shot, signIn, startServer, USER_AGENT, type Server } from "./harness";
 
 /**
- * Teams in Chromium (extensions §1): an owner makes a workspace and invites a second person, who
+ * Teams in Chromium: an owner makes a workspace and invites a second person, who
  * opens the mailed link in another browser, signs in there with the mailed code, accepts, and
  * edits a link of the shared workspace. The second person's browser is phone-sized.
  */
