@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launch, newPage, shot, signIn, startServer, USER_AGENT, type Server } from "./harness";
 
 /**
- * Issue 19.2: the expiry field is read in the browser's time zone, and saving the form unchanged
+ * The expiry field is read in the browser's time zone, and saving the form unchanged
  * keeps the stored instant. Europe/Berlin is UTC+1 in winter and UTC+2 in summer, so both dates
  * below also catch an offset taken from today instead of from the date typed.
  */
