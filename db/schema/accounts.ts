@@ -90,6 +90,8 @@ export const apiTokens = pgTable(
     createdAt: ms("created_at").notNull(),
     lastUsedAt: ms("last_used_at"),
     revokedAt: ms("revoked_at"),
+    /** What the token may do; null: every scope (tokens made without a list, and those made before scopes existed). */
+    scopes: text("scopes").array(),
   },
   (t) => [uniqueIndex("api_tokens_hash_idx").on(t.tokenHash), index("api_tokens_user_idx").on(t.userId), index("api_tokens_workspace_idx").on(t.workspaceId)],
 );

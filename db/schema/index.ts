@@ -3,3 +3,4 @@ export * from "./links";
 export * from "./teams";
 export * from "./domains";
 export * from "./imports";
+export * from "./idempotency";

@@ -17,6 +17,8 @@ export type Actor = {
   isAdmin: boolean;
   /** Set when `via` is "token". */
   tokenId?: string;
+  /** Set when `via` is "token": what the token may do (every scope for a token made without a list). */
+  scopes?: readonly string[];
   /** Set when `via` is "session": the full lucia session id. */
   sessionId?: string;
 };
