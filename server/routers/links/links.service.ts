@@ -19,7 +19,7 @@ import type { CreateLinkInput, LinkDto, UpdateLinkInput } from "./links.schema";
 export type LinkRow = typeof links.$inferSelect;
 export const PUBLIC_WORKSPACE_ID = "public";
 
-/** The short URL on the default redirect domain, or on the branded domain `domainName` (extensions §2). */
+/** The short URL on the default redirect domain, or on the branded domain `domainName`. */
 export const shortUrl = (config: Config, slug: string, domainName?: string | null) =>
   domainName ? `${config.customDomainScheme ?? "https"}://${domainName}/${slug}` : `${base(config.redirectUrl)}/${slug}`;
 
@@ -107,7 +107,7 @@ export function checkNoLoops(config: Config, input: Record<string, unknown>, dom
   throw validation(fields);
 }
 
-/** The columns a new expiry sets: clearing it clears its fallback too (decisions §3), for one link or many. */
+/** The columns a new expiry sets: clearing it clears its fallback URL too, for one link or many. */
 export const expirySet = (expiresAt: number | null): Partial<LinkRow> => (expiresAt === null ? { expiresAt, expirationUrl: null } : { expiresAt });
 
 export const EXPIRY_REQUIRED_MESSAGE = "requires expires_at, sent in the same request or already stored";
