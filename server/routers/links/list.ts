@@ -194,7 +194,7 @@ export async function bulkTag(app: AppServices, actor: Actor, input: { ids: stri
   });
 }
 
-/** Sets (or clears) the expiry of every link; clearing it clears its fallback URL too (decisions §3), as a single edit does. */
+/** Sets (or clears) the expiry of every link; clearing it clears its fallback URL too, as a single edit does. */
 export async function bulkExpiry(app: AppServices, actor: Actor, input: { ids: string[]; expires_at: number | null }) {
   return bulkWrite(app, async (tx) => {
     const rows = await lockOwnLinks(tx, actor, input.ids);
