@@ -30,8 +30,8 @@ export function sendError(res: Response, e: PublicError | AppError) {
 
 /**
  * The REST transport: trpc-openapi routes the request to the procedure; this layer puts
- * service.md's shapes around it (trpc-openapi's own error body and statuses are fixed,
- * stack notes): body parsing with limits, 404/405, `{error, fields}` bodies, 201/204.
+ * our documented shapes around it (trpc-openapi's own error body and statuses are fixed,
+ * docs/decisions/001-trpc-openapi-behind-one-adapter.md): body parsing with limits, 404/405, `{error, fields}` bodies, 201/204.
  */
 export function createRestHandler(app: AppServices) {
   const ops = restOperations().map((o) => ({ ...o, re: pathRegExp(o.path) }));
