@@ -6,7 +6,7 @@ import { messageFor, type FormError } from "./messages";
 
 /**
  * The public `{status, body}` of an error. The Remix build bundles its own copy of
- * server/http/errors.ts, while the load context's caller throws the server's AppError class, so
+ * server/domain/errors.ts, while the load context's caller throws the server's AppError class, so
  * `instanceof AppError` fails across the two: recognise it by shape first.
  */
 function publicError(e: unknown): { status: number; body: { error: string; fields?: Record<string, string[]> }; headers?: Record<string, string> } {
