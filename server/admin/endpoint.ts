@@ -39,7 +39,7 @@ export function reserveAdminEndpoint(config: AppServices["config"]): AdminEndpoi
 
 /**
  * The command line's way into a running server whose embedded PGlite it cannot open a second
- * time (stack notes). Answers only on the loopback interface, only to direct connections (no
+ * time (docs/decisions/002-pglite-as-the-default-database.md). Answers only on the loopback interface, only to direct connections (no
  * proxy headers), and only with the secret from DATA_DIR: whoever can read that file can open
  * the database anyway. Mount it on the APP origin before everything else.
  */
