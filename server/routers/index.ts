@@ -11,7 +11,7 @@ import { tokenRouter } from "./tokens/router";
 import { workspaceRouter } from "./workspaces/router";
 import { createCallerFactory, router } from "../trpc/init";
 
-/** Singular keys: `links` collides with @trpc/client's reserved option (stack notes). */
+/** Singular keys: `links` collides with @trpc/client's own `links` option (README, Naming). */
 export const appRouter = router({
   link: linkRouter,
   imports: importRouter,
