@@ -11,7 +11,7 @@ export const MAX_TAGS = 10;
 export const MAX_GEO_RULES = 50;
 
 // trpc-openapi 1.2 turns on coercion of top-level number/boolean members on the first REST call
-// (stack notes). A preprocess step hides them from it, so `"123"` or `true` stay type errors.
+// (docs/decisions/001-trpc-openapi-behind-one-adapter.md). A preprocess step hides them from it, so `"123"` or `true` stay type errors.
 export const strictNumber = <T extends z.ZodTypeAny>(s: T) => z.preprocess((v) => v, s) as unknown as T;
 
 export const slugSchema = text().regex(SLUG_RE, "must be 1-50 characters of 0-9, a-z and -");
