@@ -7,7 +7,7 @@ import * as schema from "./schema";
 import type { RemotePglite } from "./pglite-remote";
 
 export type Schema = typeof schema;
-/** One type for both drivers (stack notes: select/insert/returning/transactions run on both). */
+/** One type for both drivers: select, insert, returning and transactions run on both. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 /** A transaction handle, usable wherever `Db` is (drizzle's tx has the same query API). */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
