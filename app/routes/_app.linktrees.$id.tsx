@@ -7,6 +7,7 @@ import { attempt, fieldError, load } from "../lib/errors.server";
 import { useEnv } from "../lib/env";
 import { formatNumber } from "../lib/format";
 import type { FormError } from "../lib/messages";
+import { loadAcrossWorkspaces } from "../lib/locate.server";
 import { requireActor } from "../lib/session.server";
 import { errorCode, trpc } from "../lib/trpc.client";
 import { messageFor } from "../lib/messages";
@@ -16,11 +17,10 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [{ title: `${data
 export async function loader({ context, request, params }: LoaderFunctionArgs) {
   await requireActor(context, request);
   const id = params.id ?? "";
-  const [tree, stats] = await Promise.all([
-    load(request, () => context.caller.linktree.get({ id })),
-    load(request, () => context.caller.linktree.analytics({ id })),
-  ]);
-  return { tree, stats };
+  // A linktree of another of the user's workspaces opens there (switching, and saying so).
+  const tree = await loadAcrossWorkspaces(context, request, "linktree", id, () => context.caller.linktree.get({ id }));
+  const stats = await load(request, () => context.caller.linktree.analytics({ id }));
+  return { tree, stats, switched: new URL(request.url).searchParams.get("switched") };
 }
 
 type ActionData = { intent: string; itemId?: string; error?: FormError; ok?: string; values?: Record<string, string> };
@@ -76,7 +76,7 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
 type Item = { id: string; title: string; url: string; short_url: string; position: number; active: boolean };
 
 export default function LinktreeEditor() {
-  const { tree, stats } = useLoaderData<typeof loader>();
+  const { tree, stats, switched } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
   const { redirectUrl } = useEnv();
   const publicUrl = `${redirectUrl}/${tree.slug}`;
@@ -112,6 +112,11 @@ export default function LinktreeEditor() {
         </a>
         <CopyButton value={publicUrl} label="Copy link" className="btn-ghost" />
       </p>
+      {switched && !data ? (
+        <div className="mb-4">
+          <Success>Switched to workspace {switched} to open this linktree.</Success>
+        </div>
+      ) : null}
       {data?.ok && !data.error ? (
         <div className="mb-4">
           <Success>{data.ok}</Success>

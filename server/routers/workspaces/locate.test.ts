@@ -44,6 +44,21 @@ describe("workspace.locate and the workspace last used", () => {
     expect(found.json).toEqual({ workspace_id: team, name: "Acme", personal: false });
   });
 
+  it("locate finds linktrees and domains of the caller's workspaces too", async () => {
+    const tree = await api("POST", "/linktrees", alice, { slug: `tree-${Date.now().toString(36)}`, title: "Team tree" });
+    expect(tree.status, tree.text).toBe(201);
+    const domain = await api("POST", "/domains", alice, { name: `go-${Date.now().toString(36)}.acme.example` });
+    expect(domain.status, domain.text).toBe(201);
+    for (const [type, id] of [
+      ["linktree", tree.json.id],
+      ["domain", domain.json.id],
+    ]) {
+      const r = await api("GET", `/workspaces/locate?type=${type}&id=${id}`, bob);
+      expect([type, r.status, r.json.workspace_id]).toEqual([type, 200, team]);
+      expect((await api("GET", `/workspaces/locate?type=${type}&id=${id}`, carol)).status).toBe(404);
+    }
+  });
+
   it("locate tells nothing to someone who is not a member: 404, as for an unknown id", async () => {
     const r = await api("GET", `/workspaces/locate?type=link&id=${linkId}`, carol);
     expect(r.status).toBe(404);
