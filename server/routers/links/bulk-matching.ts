@@ -6,9 +6,9 @@ import { AppError, validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { authedProcedure, contract } from "../../trpc/init";
-import { linkCacheKey } from "../../core/lookup";
 import { expiresAtSchema, MAX_TAGS, TAG_RE } from "./links.schema";
-import { expirySet, type LinkRow } from "./links.service";
+import { expirySet } from "./links.service";
+import { inLinkTransaction, updateLinks, type LinkRow, type LinkTx } from "./link-store";
 import { filterConditions } from "./list";
 import { bulkOutput, listInput } from "./list.schema";
 import { text } from "../../lib/input";
@@ -22,9 +22,6 @@ import { text } from "../../lib/input";
 
 /** Links one filter-based action may touch; narrower filters, or several actions, for more. */
 export const MAX_MATCHING = 10_000;
-/** Ids per UPDATE statement (bind parameters stay far below PostgreSQL's limit). */
-const CHUNK = 1_000;
-
 /** The list's own filters (sort and page do not change which links match). */
 export const matchingFilters = listInput.pick({ q: true, tag: true, domain: true, status: true }).strict();
 export type MatchingFilters = z.output<typeof matchingFilters>;
@@ -72,28 +69,15 @@ async function lockMatching(tx: DbOrTx, app: AppServices, actor: Actor, filters:
   return rows;
 }
 
-/** `set` on every link of `rows`, a statement per chunk of ids; `updated_at` moves forward as single edits move it. */
-async function updateAll(tx: DbOrTx, rows: LinkRow[], set: Partial<typeof links.$inferInsert>, now: number) {
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    const ids = rows.slice(i, i + CHUNK).map((r) => r.id);
-    await tx
-      .update(links)
-      .set({ ...set, updatedAt: sql`greatest(${now}::bigint, ${links.updatedAt} + 1)` })
-      .where(inArray(links.id, ids));
-  }
-}
-
-/** Runs the write in one transaction, then drops the changed links from the redirect cache. */
-async function matchingWrite(app: AppServices, write: (tx: DbOrTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
-  const changed = await app.db.transaction(write);
-  if (changed.length) await app.invalidateSlugs([...new Set(changed.map((r) => linkCacheKey(r.domainId, r.slug)))]);
-  return { updated: changed.length };
+/** Runs the write in one transaction; the store drops the changed links from the redirect cache once it commits. */
+async function matchingWrite(app: AppServices, write: (lt: LinkTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
+  return { updated: (await inLinkTransaction(app, write)).length };
 }
 
 /** Adds or removes one tag on every matching link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
 export async function bulkTagMatching(app: AppServices, actor: Actor, input: z.output<typeof bulkTagMatchingInput>, now = Date.now()) {
-  return matchingWrite(app, async (tx) => {
-    const rows = await lockMatching(tx, app, actor, input.filters, input.expected, now);
+  return matchingWrite(app, async (lt) => {
+    const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     const tag = (input.add ?? input.remove)!;
     const changed = rows.filter((r) => (r.tags ?? []).includes(tag) === (input.remove !== undefined));
     if (input.add !== undefined) {
@@ -108,27 +92,27 @@ export async function bulkTagMatching(app: AppServices, actor: Actor, input: z.o
       input.add !== undefined
         ? sql`(select array_agg(t order by t) from unnest(array_append(${links.tags}, ${tag}::text)) t)`
         : sql`array_remove(${links.tags}, ${tag}::text)`;
-    await updateAll(tx, changed, { tags: tags as unknown as string[] }, now);
+    await updateLinks(lt, changed, { tags: tags as unknown as string[] }, now);
     return changed;
   });
 }
 
 /** Sets (or clears) the expiry of every matching link; clearing it clears its fallback URL too, as a single edit does. */
 export async function bulkExpiryMatching(app: AppServices, actor: Actor, input: z.output<typeof bulkExpiryMatchingInput>, now = Date.now()) {
-  return matchingWrite(app, async (tx) => {
-    const rows = await lockMatching(tx, app, actor, input.filters, input.expected, now);
-    await updateAll(tx, rows, expirySet(input.expires_at), now);
+  return matchingWrite(app, async (lt) => {
+    const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
+    await updateLinks(lt, rows, expirySet(input.expires_at), now);
     return rows;
   });
 }
 
 /** Soft-deletes every matching link, as DELETE /links/{id} does one: the record stays, the slug is freed. */
 export async function bulkDeleteMatching(app: AppServices, actor: Actor, input: z.output<typeof bulkDeleteMatchingInput>, now = Date.now()) {
-  return matchingWrite(app, async (tx) => {
-    const rows = await lockMatching(tx, app, actor, input.filters, input.expected, now);
+  return matchingWrite(app, async (lt) => {
+    const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     // The filters select only the workspace's own live links of kind `link`; a linktree's never matches.
     if (rows.some((r) => r.kind !== "link")) throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
-    await updateAll(tx, rows, { deletedAt: now }, now);
+    await updateLinks(lt, rows, { deletedAt: now }, now);
     return rows;
   });
 }
@@ -136,14 +120,17 @@ export async function bulkDeleteMatching(app: AppServices, actor: Actor, input: 
 // Dashboard-only (no openapi meta), as the id-based bulk actions.
 export const bulkMatchingProcedures = {
   bulkTagMatching: authedProcedure
+    .meta({ scope: "links:write" })
     .input(bulkTagMatchingInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkTagMatching(ctx.app, ctx.actor, input)),
   bulkExpiryMatching: authedProcedure
+    .meta({ scope: "links:write" })
     .input(bulkExpiryMatchingInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkExpiryMatching(ctx.app, ctx.actor, input)),
   bulkDeleteMatching: authedProcedure
+    .meta({ scope: "links:write" })
     .input(bulkDeleteMatchingInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkDeleteMatching(ctx.app, ctx.actor, input)),

@@ -2,21 +2,19 @@ import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links } from "../../../db/schema";
 import { base, type Config } from "../../config";
-import { AppError, isUniqueViolation, notFound, validation, type Fields } from "../../domain/errors";
+import { AppError, notFound, validation, type Fields } from "../../domain/errors";
 import { hashPassword } from "../../lib/crypto";
-import { newLinkId } from "../../lib/ids";
 import { consume } from "../../lib/rate-limit";
-import { DOMAIN_SLUG_INDEX, SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
 import { isOnHost } from "../../lib/urls";
 import { isObject, type FieldIssue } from "../../lib/input";
-import { linkCacheKey } from "../../core/lookup";
 import type { AppServices } from "../../core/services";
 import { domainNames, usableDomain } from "../domains/domains.service";
 import { lockWorkspaceOrNotFound } from "../workspaces/workspace-lock";
 import type { Actor, Context } from "../../trpc/context";
+import { inLinkTransaction, linkTx, type LinkRow, type NewLink } from "./link-store";
+import * as store from "./link-store";
 import type { CreateLinkInput, LinkDto, UpdateLinkInput } from "./links.schema";
 
-export type LinkRow = typeof links.$inferSelect;
 export const PUBLIC_WORKSPACE_ID = "public";
 
 /** The short URL on the default redirect domain, or on the branded domain `domainName`. */
@@ -58,27 +56,6 @@ export async function linkDtos(db: DbOrTx, config: Config, rows: LinkRow[]): Pro
   return rows.map((r) => toLinkDto(r, config, r.domainId === null ? null : names.get(r.domainId)));
 }
 
-/** A slug taken in its namespace: the default domain's or a branded domain's. */
-const isSlugConflict = (e: unknown) => isUniqueViolation(e, SLUG_INDEX) || isUniqueViolation(e, DOMAIN_SLUG_INDEX);
-
-export type SlugConflictCode = "LINK_ID_ALREADY_IN_USE" | "SLUG_ALREADY_IN_USE";
-
-/**
- * Runs a write that claims `slug` inside a savepoint, so a taken slug (the unique index decides)
- * answers 409 `code` without aborting the caller's transaction. Links and linktrees word it differently.
- */
-export async function withSlug<T>(db: DbOrTx, slug: string, code: SlugConflictCode, write: (sp: DbOrTx) => Promise<T>): Promise<T> {
-  try {
-    return await db.transaction(write);
-  } catch (e) {
-    if (isSlugConflict(e)) throw new AppError(code, { message: `slug ${slug} is taken` });
-    throw e;
-  }
-}
-
-/** Strictly increasing, so every write shows in `updated_at`, even within one millisecond. */
-export const nextUpdatedAt = (previous: number, now = Date.now()) => Math.max(now, previous + 1);
-
 /** Stored URLs must not point back at the redirect domain (no loops), nor at the branded domain the link is on. */
 export function loopIssues(config: Config, input: Record<string, unknown>, domainName?: unknown): FieldIssue[] {
   const issues: FieldIssue[] = [];
@@ -107,31 +84,15 @@ export function checkNoLoops(config: Config, input: Record<string, unknown>, dom
   throw validation(fields);
 }
 
-/** The columns a new expiry sets: clearing it clears its fallback URL too, for one link or many. */
+/** The columns a new expiry sets: clearing it clears its fallback too, for one link or many. */
 export const expirySet = (expiresAt: number | null): Partial<LinkRow> => (expiresAt === null ? { expiresAt, expirationUrl: null } : { expiresAt });
 
 export const EXPIRY_REQUIRED_MESSAGE = "requires expires_at, sent in the same request or already stored";
 
 const expiryRequired = () => new AppError("EXPIRATION_URL_WITHOUT_EXPIRY", { fields: { expiration_url: [EXPIRY_REQUIRED_MESSAGE] } });
 
-type NewLink = { workspaceId: string; url: string; kind?: LinkRow["kind"]; slug?: string; domainId?: string | null } & Partial<
-  Pick<LinkRow, "title" | "tags" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">
->;
-
-/**
- * Inserts one link row with the given slug, or a generated one, in the namespace of its domain
- * (`domainId`; none: the default redirect domain's). A taken slug answers `conflictCode` (links and
- * linktrees word it differently). Used by links and linktrees alike.
- */
-export async function insertLink(db: DbOrTx, values: NewLink, conflictCode: SlugConflictCode = "LINK_ID_ALREADY_IN_USE"): Promise<LinkRow> {
-  const now = Date.now();
-  const row = (slug: string) => ({ ...values, id: newLinkId(), slug, kind: values.kind ?? "link", createdAt: now, updatedAt: now });
-  if (values.slug === undefined) {
-    return withGeneratedSlug(db, async (slug, tx) => (await tx.insert(links).values(row(slug)).returning())[0], isSlugConflict, values.domainId ?? null);
-  }
-  const slug = values.slug;
-  return withSlug(db, slug, conflictCode, async (sp) => (await sp.insert(links).values(row(slug)).returning())[0]);
-}
+/** One link row in a transaction of its own, outside any cache: fixtures of tests and the bench. */
+export const insertLink = (db: DbOrTx, values: NewLink): Promise<LinkRow> => db.transaction((tx) => store.insertLink(linkTx(tx), values));
 
 export async function createLink(ctx: Context, actor: Actor | null, input: CreateLinkInput): Promise<LinkDto> {
   const { app } = ctx;
@@ -155,14 +116,11 @@ export async function createLink(ctx: Context, actor: Actor | null, input: Creat
   // On a branded domain: checked and share-locked in the same transaction as the insert, so the
   // domain cannot be removed under the new link (DELETE /domains takes the row's update lock).
   const domainName = input.domain ?? null;
-  const row =
-    domainName === null
-      ? await insertLink(app.db, values)
-      : await app.db.transaction(async (tx) => {
-          await lockWorkspaceOrNotFound(tx, workspaceId); // before the domain's lock, in the order a workspace deletion takes them
-          return insertLink(tx, { ...values, domainId: (await usableDomain(tx, workspaceId, domainName)).id });
-        });
-  await app.invalidateSlugs([linkCacheKey(row.domainId, row.slug)]); // drops a cached "unknown slug"
+  const row = await inLinkTransaction(app, async (lt) => {
+    if (domainName === null) return store.insertLink(lt, values);
+    await lockWorkspaceOrNotFound(lt.db, workspaceId); // before the domain's lock, in the order a workspace deletion takes them
+    return store.insertLink(lt, { ...values, domainId: (await usableDomain(lt.db, workspaceId, domainName)).id });
+  });
   return toLinkDto(row, app.config, domainName);
 }
 
@@ -198,11 +156,12 @@ export async function updateLink(app: AppServices, actor: Actor, input: UpdateLi
   const { id, domain, ...patch } = input;
   checkNoLoops(app.config, patch, domain);
   const passwordHash = typeof patch.password === "string" ? await hashPassword(patch.password) : patch.password;
-  const { before, after } = await app.db.transaction(async (tx) => {
+  const after = await inLinkTransaction(app, async (lt) => {
+    const tx = lt.db;
     const current = await findOwnLink(tx, actor, id, true);
     if (current.deletedAt !== null) throw notFound();
     if (current.kind !== "link") throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
-    const set: Partial<LinkRow> = { updatedAt: nextUpdatedAt(current.updatedAt) };
+    const set: Partial<LinkRow> = {};
     if (patch.url !== undefined) set.url = patch.url;
     if (patch.slug !== undefined) set.slug = patch.slug;
     if (patch.tags !== undefined) set.tags = patch.tags;
@@ -220,32 +179,12 @@ export async function updateLink(app: AppServices, actor: Actor, input: UpdateLi
     if (patch.title !== undefined) set.title = patch.title || null;
     // Another domain (null: the default one) moves the link, slug and all, into that namespace.
     if (domain !== undefined) set.domainId = domain === null ? null : (await usableDomain(tx, current.workspaceId, domain)).id;
-    const [row] = await withSlug(tx, set.slug ?? current.slug, "LINK_ID_ALREADY_IN_USE", (sp) => sp.update(links).set(set).where(eq(links.id, id)).returning());
-    return { before: current, after: row };
+    return store.updateLink(lt, current, set);
   });
-  await app.invalidateSlugs([...new Set([linkCacheKey(before.domainId, before.slug), linkCacheKey(after.domainId, after.slug)])]);
   return (await linkDtos(app.db, app.config, [after]))[0];
 }
 
-/**
- * Soft delete: the slug is freed, the record and its clicks are kept. Linktree-owned links are
- * refused, since their page or item would keep pointing at a slug another link could then take.
- * Returns the freed slug's link cache key, or null when the link was already deleted. Run inside a transaction
- * that has the row locked.
- */
-export async function softDeleteLink(
-  tx: DbOrTx,
-  row: Pick<LinkRow, "id" | "kind" | "slug" | "deletedAt"> & { domainId?: string | null },
-): Promise<string | null> {
-  if (row.kind !== "link") throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
-  if (row.deletedAt !== null) return null;
-  const now = Date.now();
-  await tx.update(links).set({ deletedAt: now, updatedAt: now }).where(eq(links.id, row.id));
-  // The link cache's key: the slug itself on the default domain (lookup.ts `linkCacheKey`).
-  return linkCacheKey(row.domainId ?? null, row.slug);
-}
-
 export async function deleteLink(app: AppServices, actor: Actor, id: string): Promise<void> {
-  const slug = await app.db.transaction(async (tx) => softDeleteLink(tx, await findOwnLink(tx, actor, id, true)));
-  if (slug) await app.invalidateSlugs([slug]); // null: already deleted, 204 again
+  // Already deleted: nothing changes, and the answer is 204 again.
+  await inLinkTransaction(app, async (lt) => store.softDeleteLink(lt, await findOwnLink(lt.db, actor, id, true)));
 }

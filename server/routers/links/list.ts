@@ -5,10 +5,10 @@ import { AppError, validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { authedProcedure, contract } from "../../trpc/init";
-import { linkCacheKey } from "../../core/lookup";
 import { countClicks } from "../analytics/analytics.service";
 import { MAX_TAGS } from "./links.schema";
-import { expirySet, linkDtos, nextUpdatedAt, softDeleteLink, type LinkRow } from "./links.service";
+import { expirySet, linkDtos } from "./links.service";
+import { inLinkTransaction, softDeleteLink, updateLink, type LinkRow, type LinkTx } from "./link-store";
 import {
   bulkExpiryInput,
   bulkIdsInput,
@@ -167,17 +167,15 @@ async function lockOwnLinks(tx: DbOrTx, actor: Actor, ids: string[], allowDelete
   return usable;
 }
 
-/** Runs a bulk write in one transaction, then drops the changed links from the redirect cache. */
-async function bulkWrite(app: AppServices, write: (tx: DbOrTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
-  const changed = await app.db.transaction(write);
-  if (changed.length) await app.invalidateSlugs([...new Set(changed.map((r) => linkCacheKey(r.domainId, r.slug)))]);
-  return { updated: changed.length };
+/** Runs a bulk write in one transaction; the store drops the changed links from the redirect cache once it commits. */
+async function bulkWrite(app: AppServices, write: (lt: LinkTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
+  return { updated: (await inLinkTransaction(app, write)).length };
 }
 
 /** Adds and removes tags on every link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
 export async function bulkTag(app: AppServices, actor: Actor, input: { ids: string[]; add: string[]; remove: string[] }) {
-  return bulkWrite(app, async (tx) => {
-    const rows = await lockOwnLinks(tx, actor, input.ids);
+  return bulkWrite(app, async (lt) => {
+    const rows = await lockOwnLinks(lt.db, actor, input.ids);
     const drop = new Set(input.remove);
     const next = rows.map((r) => ({ row: r, tags: [...new Set([...(r.tags ?? []), ...input.add])].filter((t) => !drop.has(t)).sort() }));
     const over = next.filter((n) => n.tags.length > MAX_TAGS);
@@ -185,35 +183,26 @@ export async function bulkTag(app: AppServices, actor: Actor, input: { ids: stri
       throw validation({ add: [`at most ${MAX_TAGS} tags per link; ${over.map((n) => `${n.row.slug} would have ${n.tags.length}`).join(", ")}`] });
     }
     const changed = next.filter((n) => n.tags.join(",") !== (n.row.tags ?? []).join(","));
-    for (const { row, tags } of changed)
-      await tx
-        .update(links)
-        .set({ tags, updatedAt: nextUpdatedAt(row.updatedAt) })
-        .where(eq(links.id, row.id));
+    for (const { row, tags } of changed) await updateLink(lt, row, { tags });
     return changed.map((n) => n.row);
   });
 }
 
 /** Sets (or clears) the expiry of every link; clearing it clears its fallback URL too, as a single edit does. */
 export async function bulkExpiry(app: AppServices, actor: Actor, input: { ids: string[]; expires_at: number | null }) {
-  return bulkWrite(app, async (tx) => {
-    const rows = await lockOwnLinks(tx, actor, input.ids);
-    for (const row of rows) {
-      await tx
-        .update(links)
-        .set({ ...expirySet(input.expires_at), updatedAt: nextUpdatedAt(row.updatedAt) })
-        .where(eq(links.id, row.id));
-    }
+  return bulkWrite(app, async (lt) => {
+    const rows = await lockOwnLinks(lt.db, actor, input.ids);
+    for (const row of rows) await updateLink(lt, row, expirySet(input.expires_at));
     return rows;
   });
 }
 
 /** Soft-deletes every link, as DELETE /links/{id} does one. */
 export async function bulkDelete(app: AppServices, actor: Actor, input: { ids: string[] }) {
-  return bulkWrite(app, async (tx) => {
-    const rows = await lockOwnLinks(tx, actor, input.ids, true);
+  return bulkWrite(app, async (lt) => {
+    const rows = await lockOwnLinks(lt.db, actor, input.ids, true);
     const deleted: LinkRow[] = [];
-    for (const row of rows) if (await softDeleteLink(tx, row)) deleted.push(row);
+    for (const row of rows) if (await softDeleteLink(lt, row)) deleted.push(row);
     return deleted;
   });
 }
@@ -221,18 +210,22 @@ export async function bulkDelete(app: AppServices, actor: Actor, input: { ids: s
 // Dashboard-only (no openapi meta): REST `GET /links` keeps its documented shape.
 export const listLinkProcedures = {
   dashboardList: authedProcedure
+    .meta({ scope: "links:read" })
     .input(listInput)
     .output(contract(listOutput))
     .query(({ ctx, input }) => listDashboardLinks(ctx.app, ctx.actor, input)),
   bulkTag: authedProcedure
+    .meta({ scope: "links:write" })
     .input(bulkTagInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkTag(ctx.app, ctx.actor, input)),
   bulkExpiry: authedProcedure
+    .meta({ scope: "links:write" })
     .input(bulkExpiryInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkExpiry(ctx.app, ctx.actor, input)),
   bulkDelete: authedProcedure
+    .meta({ scope: "links:write" })
     .input(bulkIdsInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkDelete(ctx.app, ctx.actor, input)),

@@ -1,0 +1,191 @@
+import { eq, inArray, isNull, and, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../../db/client";
+import { links } from "../../../db/schema";
+import { AppError, isUniqueViolation } from "../../domain/errors";
+import { newLinkId } from "../../lib/ids";
+import { DOMAIN_SLUG_INDEX, SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
+import { linkCacheKey } from "../../core/lookup";
+import type { AppServices } from "../../core/services";
+
+/**
+ * The link store: the only module that writes `links` rows (links, linktree pages and items,
+ * bulk actions, imports, abuse reviews, workspace purges). Every write goes through a `LinkTx`,
+ * which remembers the redirect-cache keys it touched; once the transaction commits,
+ * `afterLinkCommit` drops them on every instance. A write that rolls back drops nothing, and no
+ * caller can forget the invalidation: it has no other way to write a link.
+ */
+
+export type LinkRow = typeof links.$inferSelect;
+
+/** A transaction that writes links, with the cache keys it touched (dropped once it commits). */
+export type LinkTx = { db: DbOrTx; changed: string[] };
+
+/** A `LinkTx` over an open transaction: the caller runs `afterLinkCommit` with `changed` once it commits. */
+export const linkTx = (db: DbOrTx, changed: string[] = []): LinkTx => ({ db, changed });
+
+/** Drops the touched links from the redirect caches: call only after the writing transaction committed. */
+export async function afterLinkCommit(app: Pick<AppServices, "invalidateSlugs">, changed: string[]): Promise<void> {
+  if (changed.length) await app.invalidateSlugs([...new Set(changed)]);
+}
+
+/** Runs `work` in one transaction and, once it commits, drops every link it wrote from the caches. */
+export async function inLinkTransaction<T>(app: Pick<AppServices, "db" | "invalidateSlugs">, work: (lt: LinkTx) => Promise<T>): Promise<T> {
+  const changed: string[] = [];
+  const out = await app.db.transaction((tx) => work(linkTx(tx, changed)));
+  await afterLinkCommit(app, changed);
+  return out;
+}
+
+const touch = (lt: LinkTx, row: { domainId?: string | null; slug: string }) => lt.changed.push(linkCacheKey(row.domainId ?? null, row.slug));
+
+/** A slug taken in its namespace: the default domain's or a branded domain's. */
+const isSlugConflict = (e: unknown) => isUniqueViolation(e, SLUG_INDEX) || isUniqueViolation(e, DOMAIN_SLUG_INDEX);
+
+export type SlugConflictCode = "LINK_ID_ALREADY_IN_USE" | "SLUG_ALREADY_IN_USE";
+
+/**
+ * Runs a write that claims `slug` inside a savepoint, so a taken slug (the unique index decides)
+ * answers 409 `code` without aborting the caller's transaction. Links and linktrees word it differently.
+ */
+async function withSlug<T>(db: DbOrTx, slug: string, code: SlugConflictCode, write: (sp: DbOrTx) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction(write);
+  } catch (e) {
+    if (isSlugConflict(e)) throw new AppError(code, { message: `slug ${slug} is taken` });
+    throw e;
+  }
+}
+
+/** Strictly increasing, so every write shows in `updated_at`, even within one millisecond. */
+export const nextUpdatedAt = (previous: number, now = Date.now()) => Math.max(now, previous + 1);
+
+export type NewLink = { workspaceId: string; url: string; kind?: LinkRow["kind"]; slug?: string; domainId?: string | null } & Partial<
+  Pick<LinkRow, "title" | "tags" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">
+>;
+
+/**
+ * Inserts one link row with the given slug, or a generated one, in the namespace of its domain
+ * (`domainId`; none: the default redirect domain's). A taken slug answers `conflictCode`. The new
+ * slug's key is dropped too: the cache may hold it as a known "unknown slug".
+ */
+export async function insertLink(lt: LinkTx, values: NewLink, conflictCode: SlugConflictCode = "LINK_ID_ALREADY_IN_USE"): Promise<LinkRow> {
+  const now = Date.now();
+  const row = (slug: string) => ({ ...values, id: newLinkId(), slug, kind: values.kind ?? "link", createdAt: now, updatedAt: now });
+  const inserted =
+    values.slug === undefined
+      ? await withGeneratedSlug(lt.db, async (slug, tx) => (await tx.insert(links).values(row(slug)).returning())[0], isSlugConflict, values.domainId ?? null)
+      : await withSlug(lt.db, values.slug, conflictCode, async (sp) => (await sp.insert(links).values(row(values.slug!)).returning())[0]);
+  touch(lt, inserted);
+  return inserted;
+}
+
+/**
+ * Writes `set` on the link `before` (read and locked by the caller), moving `updated_at` forward.
+ * A new slug or domain is claimed in a savepoint, a taken one answering `conflictCode`.
+ */
+export async function updateLink(
+  lt: LinkTx,
+  before: Pick<LinkRow, "id" | "slug" | "domainId" | "updatedAt">,
+  set: Partial<LinkRow>,
+  conflictCode: SlugConflictCode = "LINK_ID_ALREADY_IN_USE",
+): Promise<LinkRow> {
+  const values = { ...set, updatedAt: set.updatedAt ?? nextUpdatedAt(before.updatedAt) };
+  const write = async (db: DbOrTx) => (await db.update(links).set(values).where(eq(links.id, before.id)).returning())[0];
+  const after = set.slug !== undefined || set.domainId !== undefined ? await withSlug(lt.db, set.slug ?? before.slug, conflictCode, write) : await write(lt.db);
+  touch(lt, before);
+  touch(lt, after);
+  return after;
+}
+
+/** Ids per UPDATE statement (bind parameters stay far below PostgreSQL's limit). */
+const CHUNK = 1_000;
+
+/** `set` on every link of `rows` (locked by the caller), a statement per chunk of ids; `updated_at` moves forward as single edits move it. */
+export async function updateLinks(lt: LinkTx, rows: Pick<LinkRow, "id" | "slug" | "domainId">[], set: Partial<typeof links.$inferInsert>, now = Date.now()) {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const ids = rows.slice(i, i + CHUNK).map((r) => r.id);
+    await lt.db
+      .update(links)
+      .set({ ...set, updatedAt: sql`greatest(${now}::bigint, ${links.updatedAt} + 1)` })
+      .where(inArray(links.id, ids));
+  }
+  for (const r of rows) touch(lt, r);
+}
+
+/**
+ * Soft delete: the slug is freed, the record and its clicks are kept. Linktree-owned links are
+ * refused, since their page or item would keep pointing at a slug another link could then take.
+ * False when the link was already deleted. The caller has the row locked.
+ */
+export async function softDeleteLink(lt: LinkTx, row: Pick<LinkRow, "id" | "kind" | "slug" | "deletedAt"> & { domainId?: string | null }): Promise<boolean> {
+  if (row.kind !== "link") throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
+  if (row.deletedAt !== null) return false;
+  const now = Date.now();
+  await lt.db.update(links).set({ deletedAt: now, updatedAt: now }).where(eq(links.id, row.id));
+  touch(lt, row);
+  return true;
+}
+
+/** Hard-deletes link records (a linktree's page and item links): their slugs are freed at once. */
+export async function deleteLinks(lt: LinkTx, rows: { id: string; slug: string; domainId?: string | null }[]): Promise<void> {
+  if (!rows.length) return;
+  await lt.db.delete(links).where(
+    inArray(
+      links.id,
+      rows.map((r) => r.id),
+    ),
+  );
+  for (const r of rows) touch(lt, r);
+}
+
+/** Every link record of a workspace that is going away (hard delete, slugs freed); its linktree rows must be gone first. */
+export async function deleteWorkspaceLinks(lt: LinkTx, workspaceId: string): Promise<void> {
+  const live = await lt.db
+    .select({ slug: links.slug, domainId: links.domainId })
+    .from(links)
+    .where(and(eq(links.workspaceId, workspaceId), isNull(links.deletedAt)));
+  await lt.db.delete(links).where(eq(links.workspaceId, workspaceId));
+  for (const r of live) touch(lt, r);
+}
+
+/** One imported link, in the column names of the batch's JSON. */
+export type ImportedLink = {
+  id: string;
+  slug: string;
+  domain_id: string | null;
+  url: string;
+  title: string | null;
+  tags: string[];
+  expires_at: number | null;
+  expiration_url: string | null;
+  targeting: unknown;
+  og_title: string | null;
+  og_description: string | null;
+  og_image: string | null;
+  created_at: number;
+  updated_at: number;
+};
+
+const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
+
+/**
+ * Inserts a batch of imported links of kind `link`, skipping any whose slug was taken meanwhile;
+ * answers the ids that went in. One JSON parameter for the whole batch: a thousand rows' worth of
+ * bound parameters costs more to build than to insert.
+ */
+export async function insertImportedLinks(lt: LinkTx, workspaceId: string, values: ImportedLink[]): Promise<Set<string>> {
+  const inserted = new Set(
+    rowsOf<{ id: string }>(
+      await lt.db.execute(sql`
+        insert into links (id, workspace_id, slug, domain_id, url, kind, title, tags, expires_at, expiration_url, targeting, og_title, og_description, og_image, created_at, updated_at)
+        select r.id, ${workspaceId}, r.slug, r.domain_id, r.url, 'link', r.title, r.tags, r.expires_at, r.expiration_url, r.targeting, r.og_title, r.og_description, r.og_image, r.created_at, r.updated_at
+        from json_to_recordset(${JSON.stringify(values)}::json) as r(
+          id text, slug text, domain_id text, url text, title text, tags text[], expires_at bigint, expiration_url text, targeting jsonb, og_title text, og_description text,
+          og_image text, created_at bigint, updated_at bigint)
+        on conflict do nothing
+        returning id`),
+    ).map((r) => r.id),
+  );
+  for (const v of values) if (inserted.has(v.id)) touch(lt, { domainId: v.domain_id, slug: v.slug });
+  return inserted;
+}
