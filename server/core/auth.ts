@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { apiTokens, memberships, sessions, users } from "../../db/schema";
 import type { AppServices, TokenEntry } from "./services";
 import type { Actor, RequestInfo, ResponseSink } from "../domain/types";
+import { grantedScopes } from "../domain/scopes";
 import { sha256 } from "../lib/crypto";
 import { SESSION_COOKIE } from "../lib/lucia";
 import { parse as parseCookie } from "cookie";
@@ -47,7 +48,7 @@ async function resolveToken(app: AppServices, header: string): Promise<AuthResul
   if (!m) return { actor: null, invalid: true };
   const hash = sha256(m[1]);
   const now = Date.now();
-  let row: TokenEntry | undefined = app.tokenCache.get(hash);
+  let row: (TokenEntry & { scopes?: string[] | null }) | undefined = app.tokenCache.get(hash);
   if (!row || row.until <= now) {
     // A change committed while this look-up runs drops the cache after it read: then it is not stored.
     const version = app.tokenCache.version;
@@ -61,6 +62,7 @@ async function resolveToken(app: AppServices, header: string): Promise<AuthResul
         plan: users.plan,
         isAdmin: users.isAdmin,
         role: memberships.role,
+        scopes: apiTokens.scopes,
       })
       .from(apiTokens)
       .innerJoin(users, eq(users.id, apiTokens.userId))
@@ -76,7 +78,16 @@ async function resolveToken(app: AppServices, header: string): Promise<AuthResul
     await app.db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id));
   }
   return {
-    actor: { via: "token", tokenId: row.id, userId: row.userId, workspaceId: row.workspaceId, role: row.role, plan: row.plan, isAdmin: row.isAdmin },
+    actor: {
+      via: "token",
+      tokenId: row.id,
+      userId: row.userId,
+      workspaceId: row.workspaceId,
+      role: row.role,
+      plan: row.plan,
+      isAdmin: row.isAdmin,
+      scopes: grantedScopes(row.scopes),
+    },
     invalid: false,
   };
 }

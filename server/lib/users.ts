@@ -60,7 +60,13 @@ export const LIVE_TOKENS_BY_PLAN = { free: 1, pro: 10 } as const;
  * SHA-256 is stored. The plan's live-token limit counts the user's tokens in every workspace and
  * is checked under a lock on the user row, so two parallel creations cannot both take the last slot.
  */
-export async function issueToken(db: DbOrTx, userId: string, name: string, workspaceId?: string): Promise<{ token: string; record: TokenRow }> {
+export async function issueToken(
+  db: DbOrTx,
+  userId: string,
+  name: string,
+  workspaceId?: string,
+  scopes: string[] | null = null,
+): Promise<{ token: string; record: TokenRow }> {
   return db.transaction(async (tx) => {
     const [user] = await tx.select({ plan: users.plan, workspaceId: users.workspaceId }).from(users).where(eq(users.id, userId)).for("update");
     if (!user) throw new AppError("NOT_FOUND");
@@ -86,6 +92,7 @@ export async function issueToken(db: DbOrTx, userId: string, name: string, works
         name,
         prefix: token.slice(0, 8),
         tokenHash: sha256(token),
+        scopes,
         createdAt: Date.now(),
       })
       .returning();

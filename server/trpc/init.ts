@@ -6,6 +6,7 @@ import { AppError, fromZodError, toPublicError } from "../domain/errors";
 import type { Actor, Context } from "./context";
 import { consumePlanRequest } from "../lib/rate-limit";
 import { isObject, withRuntimeIssues, type FieldIssue } from "../lib/input";
+import { SCOPES, type Scope } from "../domain/scopes";
 
 export type Meta = OpenApiMeta & {
   /** HTTP status of a successful REST answer (201 on create, 204 on delete). Default 200. */
@@ -22,6 +23,12 @@ export type Meta = OpenApiMeta & {
    * must work even once the hour's writes are spent. Tokens count every request regardless.
    */
   uncountedForSessions?: true;
+  /**
+   * The scope an API token needs to call the procedure; null: none, any token may (GET /account). Every
+   * procedure a token can reach declares it, null included (scopes.test.ts walks the router). Sessions
+   * are not scoped.
+   */
+  scope?: Scope | null;
 };
 
 const t = initTRPC
@@ -65,24 +72,44 @@ export const publicProcedure = t.procedure;
 const countAgainstPlan = (ctx: Context, actor: Actor, type: string, meta: Meta | undefined) =>
   consumePlanRequest(ctx.app, ctx.res, actor, type === "mutation" && !meta?.uncountedForSessions);
 
-/** Authentication optional, but a presented credential must be valid (POST /links). */
-export const optionalAuthProcedure = t.procedure.use(async ({ ctx, type, meta, next }) => {
-  const auth = await ctx.auth();
-  if (auth.invalid) throw new AppError("UNAUTHORIZED");
-  if (auth.actor) await countAgainstPlan(ctx, auth.actor, type, meta);
-  return next({ ctx: { actor: auth.actor } });
+/**
+ * The one place token scopes are checked, after the credential is resolved and before the input is
+ * read, so a call outside the token's scopes changes nothing. A token limited to some scopes may not
+ * call a procedure that declares none (fail closed); a token with every scope may, as before scopes.
+ */
+export const scopeMiddleware = t.middleware(({ ctx, meta, next }) => {
+  const actor = (ctx as { actor?: Actor | null }).actor;
+  if (actor?.via === "token" && actor.scopes) {
+    const need = meta?.scope;
+    const allowed = need === null || (need === undefined ? SCOPES.every((s) => actor.scopes!.includes(s)) : actor.scopes.includes(need));
+    if (!allowed) throw new AppError("INSUFFICIENT_SCOPE");
+  }
+  return next();
 });
 
-/** A token or a session: `ctx.actor` is non-null below this point. */
-export const authedProcedure = t.procedure.use(async ({ ctx, type, meta, next }) => {
+/** Authentication optional, but a presented credential must be valid (POST /links). */
+export const optionalAuthProcedure = t.procedure
+  .use(async ({ ctx, type, meta, next }) => {
+    const auth = await ctx.auth();
+    if (auth.invalid) throw new AppError("UNAUTHORIZED");
+    if (auth.actor) await countAgainstPlan(ctx, auth.actor, type, meta);
+    return next({ ctx: { actor: auth.actor } });
+  })
+  .use(scopeMiddleware);
+
+/** A token or a session, before any scope is looked at. */
+const authenticatedProcedure = t.procedure.use(async ({ ctx, type, meta, next }) => {
   const auth = await ctx.auth();
   if (!auth.actor) throw new AppError("UNAUTHORIZED");
   await countAgainstPlan(ctx, auth.actor, type, meta);
   return next({ ctx: { actor: auth.actor } });
 });
 
-/** Account administration: a real sign-in, never a token (403 SESSION_REQUIRED). */
-export const sessionOnlyProcedure = authedProcedure.use(({ ctx, next }) => {
+/** A token or a session: `ctx.actor` is non-null below this point, and a token holds the procedure's scope. */
+export const authedProcedure = authenticatedProcedure.use(scopeMiddleware);
+
+/** Account administration: a real sign-in, never a token (403 SESSION_REQUIRED, whatever its scopes). */
+export const sessionOnlyProcedure = authenticatedProcedure.use(({ ctx, next }) => {
   if (ctx.actor.via !== "session") throw new AppError("SESSION_REQUIRED");
   return next({ ctx: { actor: ctx.actor } });
 });

@@ -13,6 +13,7 @@ export const accountRouter = router({
   /** Public API: a token or a session. */
   get: authedProcedure
     .meta({
+      scope: null,
       openapi: {
         method: "GET",
         path: "/account",

@@ -18,6 +18,7 @@ const RANGE_DOC =
 export const analyticsRouter = router({
   link: authedProcedure
     .meta({
+      scope: "analytics:read",
       openapi: {
         method: "GET",
         path: "/links/{id}/analytics",
@@ -34,6 +35,7 @@ export const analyticsRouter = router({
 
   workspace: authedProcedure
     .meta({
+      scope: "analytics:read",
       openapi: {
         method: "GET",
         path: "/analytics",
@@ -49,17 +51,20 @@ export const analyticsRouter = router({
 
   // Dashboard only (no REST path): unique visitors are not part of the public API's answers.
   daily: authedProcedure
+    .meta({ scope: "analytics:read" })
     .input(workspaceAnalyticsInput)
     .output(contract(dailyVisitorsOutput))
     .query(async ({ ctx, input }) => ({ days: await dailyVisitors(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to }) })),
 
   export: authedProcedure
+    .meta({ scope: "analytics:read" })
     .input(workspaceAnalyticsInput)
     .output(contract(exportClicksOutput))
     .query(async ({ ctx, input }) => ({ clicks: await exportClicks(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to }) })),
 
   // Dashboard only (no REST path): series in the viewer's time zone, comparison, cross-filtered breakdowns.
   dashboard: authedProcedure
+    .meta({ scope: "analytics:read" })
     .input(dashboardInput)
     .output(contract(dashboardOutput))
     .query(({ ctx, input }) => dashboard(ctx.app, ctx.actor, input)),

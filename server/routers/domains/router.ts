@@ -11,6 +11,7 @@ const api = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, su
 /** Branded domains (docs/teams-and-domains.md): the public API, token or session. */
 export const domainRouter = router({
   list: authedProcedure
+    .meta({ scope: "domains:read" })
     .meta(api("GET", "/domains", "List domains", "Branded domains of the caller's workspace, by name."))
     .input(z.object({}))
     .output(contract(z.object({ domains: z.array(domainOutput) })))
@@ -18,6 +19,7 @@ export const domainRouter = router({
 
   create: authedProcedure
     .meta({
+      scope: "domains:write",
       ...api(
         "POST",
         "/domains",
@@ -37,6 +39,7 @@ export const domainRouter = router({
 
   verify: authedProcedure
     .meta({
+      scope: "domains:write",
       ...api(
         "POST",
         "/domains/{id}/verify",
@@ -51,6 +54,7 @@ export const domainRouter = router({
     .mutation(({ ctx, input }) => verifyDomain(ctx.app, ctx.actor, input.id)),
 
   update: authedProcedure
+    .meta({ scope: "domains:write" })
     .meta(
       api("PATCH", "/domains/{id}", "Update a domain", "`not_found_url`: where an unknown slug and `/` on the domain redirect (302); null answers 404 there."),
     )
@@ -61,6 +65,7 @@ export const domainRouter = router({
 
   delete: authedProcedure
     .meta({
+      scope: "domains:write",
       ...api("DELETE", "/domains/{id}", "Remove a domain", "Removes the domain. While live links use it, 409 DOMAIN_IN_USE: delete or move them first."),
       successStatus: 204,
       errors: [409],

@@ -30,12 +30,14 @@ function ownUpload(actor: Actor, upload: string): string {
 export const importRouter = router({
   /** What an uploaded file holds: header, row count, a preview, the recognised format, each format's mapping. */
   inspect: authedProcedure
+    .meta({ scope: "links:write" })
     .input(inspectInput)
     .output(contract(inspectionOutput))
     .mutation(({ ctx, input }) => inspectUpload(ctx.app.config.dataDir, ownUpload(ctx.actor, input.upload), input.format)),
 
   /** Queues the import of an upload into the caller's workspace; the job runner takes it when the workspace's earlier imports are done. */
   start: authedProcedure
+    .meta({ scope: "links:write" })
     .input(startInput)
     .output(contract(jobOutput))
     .mutation(async ({ ctx, input }) => {
@@ -52,12 +54,14 @@ export const importRouter = router({
 
   /** One import of the workspace, with its progress and report. */
   get: authedProcedure
+    .meta({ scope: "links:read" })
     .input(jobInput)
     .output(contract(jobOutput))
     .query(({ ctx, input }) => getImportJob(ctx.app.db, ctx.actor.workspaceId, input.id)),
 
   /** The workspace's ten latest imports (without their reports). */
   list: authedProcedure
+    .meta({ scope: "links:read" })
     .input(z.object({}).strict())
     .output(contract(z.object({ imports: z.array(jobOutput) })))
     .query(async ({ ctx }) => ({ imports: await listImportJobs(ctx.app.db, ctx.actor.workspaceId) })),

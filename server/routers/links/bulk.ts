@@ -68,6 +68,7 @@ export async function bulkCreateLinks(ctx: Context, actor: Actor, input: { links
 
 export const bulkCreateProcedure = authedProcedure
   .meta({
+    scope: "links:write",
     openapi: {
       method: "POST",
       path: "/links/bulk",

@@ -112,18 +112,21 @@ export async function isSlugAvailable(app: AppServices, slug: string, domain?: {
 
 export const dashboardLinkProcedures = {
   search: authedProcedure
+    .meta({ scope: "links:read" })
     .input(searchInput)
     .output(contract(searchOutput))
     .query(({ ctx, input }) => searchLinks(ctx.app, ctx.actor, input)),
 
   /** The analytics page's link picker asks this as the person types. */
   suggest: authedProcedure
+    .meta({ scope: "links:read" })
     .input(suggestInput)
     .output(contract(suggestOutput))
     .query(({ ctx, input }) => suggestLinks(ctx.app, ctx.actor, input)),
 
   /** Feedback while typing a custom slug; the unique index still decides on write. */
   slugAvailable: authedProcedure
+    .meta({ scope: "links:read" })
     .input(z.object({ slug: slugSchema, domain: text().max(253).optional() }).strict())
     .output(contract(z.object({ slug: z.string(), available: z.boolean() })))
     .query(async ({ ctx, input }) => ({

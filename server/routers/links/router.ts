@@ -17,6 +17,7 @@ export const linkRouter = router({
 
   create: optionalAuthProcedure
     .meta({
+      scope: "links:write",
       openapi: {
         method: "POST",
         path: "/links",
@@ -37,6 +38,7 @@ export const linkRouter = router({
 
   list: authedProcedure
     .meta({
+      scope: "links:read",
       openapi: {
         method: "GET",
         path: "/links",
@@ -52,6 +54,7 @@ export const linkRouter = router({
 
   get: authedProcedure
     .meta({
+      scope: "links:read",
       openapi: {
         method: "GET",
         path: "/links/{id}",
@@ -67,6 +70,7 @@ export const linkRouter = router({
 
   update: authedProcedure
     .meta({
+      scope: "links:write",
       openapi: {
         method: "PATCH",
         path: "/links/{id}",
@@ -85,6 +89,7 @@ export const linkRouter = router({
 
   delete: authedProcedure
     .meta({
+      scope: "links:write",
       openapi: {
         method: "DELETE",
         path: "/links/{id}",

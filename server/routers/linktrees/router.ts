@@ -38,6 +38,7 @@ const api = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, su
 
 export const linktreeRouter = router({
   list: authedProcedure
+    .meta({ scope: "linktrees:read" })
     .meta(api("GET", "/linktrees", "List linktrees", "Linktrees of the caller's workspace, newest first."))
     .input(z.object({}))
     .output(contract(z.object({ linktrees: z.array(linktreeOutput) })))
@@ -45,6 +46,7 @@ export const linktreeRouter = router({
 
   create: authedProcedure
     .meta({
+      scope: "linktrees:write",
       ...api(
         "POST",
         "/linktrees",
@@ -60,6 +62,7 @@ export const linktreeRouter = router({
     .mutation(({ ctx, input }) => createLinktree(ctx.app, ctx.actor, input)),
 
   get: authedProcedure
+    .meta({ scope: "linktrees:read" })
     .meta(api("GET", "/linktrees/{id}", "Get a linktree", "The linktree with its items ordered by position, inactive items included."))
     .input(linktreeIdInput)
     .output(contract(linktreeDetailOutput))
@@ -67,6 +70,7 @@ export const linktreeRouter = router({
 
   update: authedProcedure
     .meta({
+      scope: "linktrees:write",
       ...api(
         "PATCH",
         "/linktrees/{id}",
@@ -82,6 +86,7 @@ export const linktreeRouter = router({
 
   delete: authedProcedure
     .meta({
+      scope: "linktrees:write",
       ...api(
         "DELETE",
         "/linktrees/{id}",
@@ -98,6 +103,7 @@ export const linktreeRouter = router({
 
   createItem: authedProcedure
     .meta({
+      scope: "linktrees:write",
       ...api(
         "POST",
         "/linktrees/{id}/items",
@@ -112,6 +118,7 @@ export const linktreeRouter = router({
     .mutation(({ ctx, input }) => createItem(ctx.app, ctx.actor, input)),
 
   updateItem: authedProcedure
+    .meta({ scope: "linktrees:write" })
     .meta(
       api(
         "PATCH",
@@ -127,6 +134,7 @@ export const linktreeRouter = router({
 
   deleteItem: authedProcedure
     .meta({
+      scope: "linktrees:write",
       ...api(
         "DELETE",
         "/linktrees/{id}/items/{itemId}",
@@ -142,6 +150,7 @@ export const linktreeRouter = router({
     }),
 
   analytics: authedProcedure
+    .meta({ scope: "analytics:read" })
     .meta(
       api(
         "GET",
@@ -156,6 +165,7 @@ export const linktreeRouter = router({
 
   /** Dashboard: drag-and-drop order. Not part of the REST API. */
   reorderItems: authedProcedure
+    .meta({ scope: "linktrees:write" })
     .input(reorderItemsInput)
     .output(contract(z.array(itemOutput)))
     .mutation(({ ctx, input }) => reorderItems(ctx.app, ctx.actor, input.id, input.itemIds)),

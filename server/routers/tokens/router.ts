@@ -30,7 +30,8 @@ export const tokenRouter = router({
         tags: [TAG],
         summary: "Create an API token",
         description:
-          "The token is shown once and acts in the workspace the session is in now. Free plan: one live token over all workspaces (409 TOKEN_LIMIT_REACHED).",
+          "The token is shown once and acts in the workspace the session is in now. `scopes` limits what it may do (absent: everything); " +
+          "a call outside them answers 403 INSUFFICIENT_SCOPE. Free plan: one live token over all workspaces (409 TOKEN_LIMIT_REACHED).",
         protect: true,
       },
       internal: true,
@@ -38,7 +39,7 @@ export const tokenRouter = router({
     })
     .input(createTokenInput)
     .output(contract(createTokenOutput))
-    .mutation(({ ctx, input }) => createToken(ctx.app.db, ctx.actor.userId, input.name, ctx.actor.workspaceId)),
+    .mutation(({ ctx, input }) => createToken(ctx.app.db, ctx.actor.userId, input.name, ctx.actor.workspaceId, input.scopes)),
 
   /** No REST: the dashboard's list, with the workspace each token acts in. */
   listWithWorkspace: sessionOnlyProcedure

@@ -5,6 +5,7 @@ import { apiTokens, workspaces } from "../../../db/schema";
 import { notFound } from "../../domain/errors";
 import { issueToken, type TokenRow } from "../../lib/users";
 import type { ApiTokenDto } from "./tokens.schema";
+import { grantedScopes, type Scope } from "../../domain/scopes";
 
 const columns = {
   id: apiTokens.id,
@@ -13,16 +14,18 @@ const columns = {
   createdAt: apiTokens.createdAt,
   lastUsedAt: apiTokens.lastUsedAt,
   revokedAt: apiTokens.revokedAt,
+  scopes: apiTokens.scopes,
 };
 
 /** The record; the hash never leaves this module. */
-export const toApiTokenDto = (r: Pick<TokenRow, "id" | "name" | "prefix" | "createdAt" | "lastUsedAt" | "revokedAt">): ApiTokenDto => ({
+export const toApiTokenDto = (r: Pick<TokenRow, "id" | "name" | "prefix" | "createdAt" | "lastUsedAt" | "revokedAt" | "scopes">): ApiTokenDto => ({
   id: r.id,
   name: r.name,
   prefix: r.prefix,
   created_at: r.createdAt,
   last_used_at: r.lastUsedAt,
   revoked_at: r.revokedAt,
+  scopes: grantedScopes(r.scopes),
 });
 
 /** Every token of the user, in every workspace (the free plan's one live token counts them all). */
@@ -53,8 +56,16 @@ export async function listTokensWithWorkspace(
  * command line: the personal one). The plan's live-token limit counts every workspace and is
  * enforced under a lock in issueToken (409 TOKEN_LIMIT_REACHED).
  */
-export async function createToken(db: DbOrTx, userId: string, name: string, workspaceId?: string): Promise<{ token: string; record: ApiTokenDto }> {
-  const { token, record } = await issueToken(db, userId, name, workspaceId);
+export async function createToken(
+  db: DbOrTx,
+  userId: string,
+  name: string,
+  workspaceId?: string,
+  scopes?: Scope[],
+): Promise<{ token: string; record: ApiTokenDto }> {
+  // Every scope asked for is stored as null, the classic token: it also gets scopes added later.
+  const stored = scopes === undefined || grantedScopes(scopes).length === grantedScopes(null).length ? null : scopes;
+  const { token, record } = await issueToken(db, userId, name, workspaceId, stored);
   return { token, record: toApiTokenDto(record) };
 }
 
