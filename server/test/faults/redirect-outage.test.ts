@@ -60,7 +60,7 @@ describe("redirect host during a database outage", () => {
     // Let the creates' own NOTIFYs arrive first (delivered in order): they would drop the entries set below.
     t.app.linkCache.set("settle-notify", { miss: true, cachedAt: Date.now() });
     await t.app.database.notify(LINK_CHANNEL, "settle-notify");
-    await vi.waitFor(() => expect(t.app.linkCache.get("settle-notify")).toBeUndefined());
+    await vi.waitFor(() => expect(t.app.linkCache.get("settle-notify")).toBeUndefined(), { timeout: 20_000 }); // not 1 s: a busy machine may take longer
     const host = await redirectHostWithOutage(300);
     // Cached, but past the cache lifetime.
     for (const l of links)

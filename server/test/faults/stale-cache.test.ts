@@ -54,7 +54,7 @@ describe("stale-while-error during a long outage", () => {
     // Let the creates' own NOTIFYs arrive first (delivered in order): they would drop the entries set below.
     t.app.linkCache.set("settle-notify", { miss: true, cachedAt: Date.now() });
     await t.app.database.notify(LINK_CHANNEL, "settle-notify");
-    await vi.waitFor(() => expect(t.app.linkCache.get("settle-notify")).toBeUndefined());
+    await vi.waitFor(() => expect(t.app.linkCache.get("settle-notify")).toBeUndefined(), { timeout: 20_000 }); // not 1 s: a busy machine may take longer
     const down = withSlowOutage(t.app, 400);
     t.app.linkCache.set(a.slug, { ...fresh.a, cachedAt: 0 });
     t.app.linkCache.set(b.slug, { ...fresh.b, cachedAt: 0 });
@@ -76,7 +76,7 @@ describe("stale-while-error during a long outage", () => {
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + OUTAGE_RETRY_MS + 1 });
     try {
       expect((await lookupLinkBySlug(down.app, b.slug))?.url).toBe("https://example.com/b");
-      await vi.waitFor(() => expect(peekLinkBySlug(down.app, b.slug)?.url).toBe("https://example.com/b2"));
+      await vi.waitFor(() => expect(peekLinkBySlug(down.app, b.slug)?.url).toBe("https://example.com/b2"), { timeout: 20_000 });
       // The outage is over: an expired entry is read again before it is answered.
       t.app.linkCache.set(a.slug, { ...fresh.a, url: "https://example.com/old", cachedAt: 0 });
       expect(peekLinkBySlug(down.app, a.slug)).toBeUndefined();
