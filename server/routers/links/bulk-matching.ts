@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { and, asc, inArray, sql } from "drizzle-orm";
+import { and, asc, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../../db/client";
 import { links } from "../../../db/schema";
 import { AppError, validation } from "../../domain/errors";

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, isNull, lte, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links, linktreeItems, linktrees } from "../../../db/schema";
 import { notFound, validation } from "../../domain/errors";
@@ -6,7 +6,8 @@ import { newId } from "../../lib/ids";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { countClicks } from "../analytics/analytics.service";
-import { checkNoLoops, insertLink, nextUpdatedAt, shortUrl, withSlug } from "../links/links.service";
+import { checkNoLoops, shortUrl } from "../links/links.service";
+import { deleteLinks, inLinkTransaction, insertLink, nextUpdatedAt, updateLink } from "../links/link-store";
 import { lockWorkspaceOrNotFound } from "../workspaces/workspace-lock";
 import type {
   AnalyticsInput,
@@ -162,10 +163,11 @@ export async function listLinktrees(app: AppServices, actor: Actor): Promise<Lin
 
 export async function createLinktree(app: AppServices, actor: Actor, input: CreateLinktreeInput): Promise<LinktreeDto> {
   checkNoLoops(app.config, input);
-  const row = await app.db.transaction(async (tx) => {
+  const row = await inLinkTransaction(app, async (lt) => {
+    const tx = lt.db;
     await lockWorkspaceOrNotFound(tx, actor.workspaceId); // a workspace deletion waits, or this finds it gone
     const link = await insertLink(
-      tx,
+      lt,
       { workspaceId: actor.workspaceId, kind: "linktree", slug: input.slug, url: pageUrl(app, input.slug) },
       "SLUG_ALREADY_IN_USE",
     );
@@ -184,7 +186,6 @@ export async function createLinktree(app: AppServices, actor: Actor, input: Crea
     await tx.insert(linktrees).values(values);
     return { ...values, slug: link.slug };
   });
-  await app.invalidateSlugs([row.slug]); // drops a cached "unknown slug"
   return toTreeDto(row);
 }
 
@@ -197,19 +198,16 @@ export async function getLinktree(app: AppServices, actor: Actor, id: string): P
 export async function updateLinktree(app: AppServices, actor: Actor, input: UpdateLinktreeInput): Promise<LinktreeDto> {
   const { id, ...patch } = input;
   checkNoLoops(app.config, patch);
-  const { before, after } = await app.db.transaction(async (tx) => {
+  const after = await inLinkTransaction(app, async (lt) => {
+    const tx = lt.db;
     const current = await findOwnTree(tx, actor, id, true);
     const updatedAt = nextUpdatedAt(current.updatedAt);
     let slug = current.slug;
     if (patch.slug !== undefined && patch.slug !== current.slug) {
       // Moves the reservation: the unique slug index decides.
       const next = patch.slug;
-      await withSlug(tx, next, "SLUG_ALREADY_IN_USE", (sp) =>
-        sp
-          .update(links)
-          .set({ slug: next, url: pageUrl(app, next), updatedAt })
-          .where(eq(links.id, current.linkId)),
-      );
+      const page = { id: current.linkId, slug: current.slug, domainId: null, updatedAt: current.updatedAt };
+      await updateLink(lt, page, { slug: next, url: pageUrl(app, next), updatedAt }, "SLUG_ALREADY_IN_USE");
       slug = next;
     }
     const set: Partial<typeof linktrees.$inferInsert> = { updatedAt };
@@ -227,34 +225,33 @@ export async function updateLinktree(app: AppServices, actor: Actor, input: Upda
       published: set.published ?? current.published,
       updatedAt,
     };
-    return { before: current, after };
+    return after;
   });
-  await app.invalidateSlugs([...new Set([before.slug, after.slug])]);
   return toTreeDto(after);
 }
 
 export async function deleteLinktree(app: AppServices, actor: Actor, id: string): Promise<void> {
-  const slugs = await app.db.transaction(async (tx) => {
+  await inLinkTransaction(app, async (lt) => {
+    const tx = lt.db;
     const tree = await findOwnTree(tx, actor, id, true);
     const items = await treeItems(tx, tree.id);
     // Children first: items and the linktree reference their link records.
     await tx.delete(linktreeItems).where(eq(linktreeItems.linktreeId, tree.id));
     await tx.delete(linktrees).where(eq(linktrees.id, tree.id));
-    await tx.delete(links).where(inArray(links.id, [tree.linkId, ...items.map((i) => i.linkId)]));
-    return [tree.slug, ...items.map((i) => i.slug)];
+    await deleteLinks(lt, [{ id: tree.linkId, slug: tree.slug }, ...items.map((i) => ({ id: i.linkId, slug: i.slug }))]);
   });
-  await app.invalidateSlugs(slugs);
 }
 
 export async function createItem(app: AppServices, actor: Actor, input: CreateItemInput): Promise<ItemDto> {
   checkNoLoops(app.config, input);
-  const item = await app.db.transaction(async (tx) => {
+  const item = await inLinkTransaction(app, async (lt) => {
+    const tx = lt.db;
     await lockWorkspaceOrNotFound(tx, actor.workspaceId); // before the tree's lock, in the order a workspace deletion takes them
     const tree = await findOwnTree(tx, actor, input.id, true);
     const n = await itemCount(tx, tree.id);
     const position = clamp(input.position ?? n, 0, n);
     if (position < n) await shiftPositions(tx, tree.id, 1, position);
-    const link = await insertLink(tx, { workspaceId: tree.workspaceId, kind: "linktree_item", url: input.url });
+    const link = await insertLink(lt, { workspaceId: tree.workspaceId, kind: "linktree_item", url: input.url });
     const row = {
       id: newId(),
       linktreeId: tree.id,
@@ -268,14 +265,14 @@ export async function createItem(app: AppServices, actor: Actor, input: CreateIt
     await tx.insert(linktreeItems).values(row);
     return { ...row, slug: link.slug, url: link.url };
   });
-  await app.invalidateSlugs([item.slug]);
   return toItemDto(app, item);
 }
 
 export async function updateItem(app: AppServices, actor: Actor, input: UpdateItemInput): Promise<ItemDto> {
   const { id, itemId, ...patch } = input;
   checkNoLoops(app.config, patch);
-  const after = await app.db.transaction(async (tx) => {
+  const after = await inLinkTransaction(app, async (lt) => {
+    const tx = lt.db;
     const tree = await findOwnTree(tx, actor, id, true);
     const item = await findItem(tx, tree.id, itemId);
     const updatedAt = nextUpdatedAt(item.updatedAt);
@@ -288,7 +285,7 @@ export async function updateItem(app: AppServices, actor: Actor, input: UpdateIt
       if (position > item.position) await shiftPositions(tx, tree.id, -1, item.position + 1, position);
     }
     if (patch.url !== undefined && patch.url !== item.url) {
-      await tx.update(links).set({ url: patch.url, updatedAt }).where(eq(links.id, item.linkId));
+      await updateLink(lt, { id: item.linkId, slug: item.slug, domainId: null, updatedAt: item.updatedAt }, { url: patch.url, updatedAt });
     }
     const set: Partial<typeof linktreeItems.$inferInsert> = { updatedAt, position };
     if (patch.title !== undefined) set.title = patch.title;
@@ -296,20 +293,18 @@ export async function updateItem(app: AppServices, actor: Actor, input: UpdateIt
     await tx.update(linktreeItems).set(set).where(eq(linktreeItems.id, item.id));
     return { ...item, ...set, url: patch.url ?? item.url } as ItemRow;
   });
-  if (input.url !== undefined) await app.invalidateSlugs([after.slug]);
   return toItemDto(app, after);
 }
 
 export async function deleteItem(app: AppServices, actor: Actor, id: string, itemId: string): Promise<void> {
-  const slug = await app.db.transaction(async (tx) => {
+  await inLinkTransaction(app, async (lt) => {
+    const tx = lt.db;
     const tree = await findOwnTree(tx, actor, id, true);
     const item = await findItem(tx, tree.id, itemId);
     await tx.delete(linktreeItems).where(eq(linktreeItems.id, item.id));
-    await tx.delete(links).where(eq(links.id, item.linkId));
+    await deleteLinks(lt, [{ id: item.linkId, slug: item.slug }]);
     await shiftPositions(tx, tree.id, -1, item.position + 1);
-    return item.slug;
   });
-  await app.invalidateSlugs([slug]);
 }
 
 /** Dashboard: sets the positions to the order of `itemIds`, which must name every item exactly once. */
