@@ -5,7 +5,6 @@ import { isRouteErrorResponse, RemixServer } from "@remix-run/react";
 import { isbot } from "isbot";
 import { renderToPipeableStream } from "react-dom/server";
 import { NonceContext } from "./lib/nonce";
-import { databaseUnavailable, logFailure } from "../server/lib/log";
 
 const ABORT_DELAY = 5_000;
 
@@ -45,7 +44,7 @@ export default function handleRequest(
         },
         onError(error: unknown) {
           responseStatusCode = 500;
-          if (shellRendered) loadContext.app.log.error({ err: error, path: new URL(request.url).pathname }, "dashboard render failed");
+          if (shellRendered) loadContext.report.failure(error, "dashboard render failed", { path: new URL(request.url).pathname });
         },
       },
     );
@@ -62,6 +61,6 @@ export function handleError(error: unknown, { request, context }: LoaderFunction
   if (request.signal.aborted) return;
   if (isRouteErrorResponse(error) && error.status < 500) return;
   // The database away: one line when it goes and one when it is back, not one per page.
-  if (isRouteErrorResponse(error) && error.status === 503) return databaseUnavailable(context.app);
-  logFailure(context.app, error, "dashboard request failed", { path: new URL(request.url).pathname });
+  if (isRouteErrorResponse(error) && error.status === 503) return context.report.outage();
+  context.report.failure(error, "dashboard request failed", { path: new URL(request.url).pathname });
 }

@@ -25,10 +25,9 @@ export const links: LinksFunction = () => [
 ];
 
 export async function loader({ context }: LoaderFunctionArgs): Promise<RootData> {
-  const { config } = context.app;
-  const base = (u: URL) => u.href.replace(/\/+$/, "");
-  const env = { appUrl: base(config.appUrl), apiUrl: base(config.apiUrl), redirectUrl: base(config.redirectUrl), redirectDomain: config.redirectDomain };
-  const { actor } = await context.ctx.auth();
+  const { urls } = context;
+  const env = { appUrl: urls.app, apiUrl: urls.api, redirectUrl: urls.redirect, redirectDomain: urls.redirectDomain };
+  const { actor } = await context.auth();
   let viewer: Viewer | null = null;
   if (actor?.via === "session") {
     viewer = { id: actor.userId, email: "", name: null, avatarUrl: null, isAdmin: actor.isAdmin, plan: actor.plan };

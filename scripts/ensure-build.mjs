@@ -5,6 +5,7 @@ import { copyFileSync, existsSync, readdirSync, renameSync, statSync, writeFileS
 import { execSync } from "node:child_process";
 import path from "node:path";
 import { build as esbuild } from "esbuild";
+import { checkDashboardBuild } from "./check-dashboard-build.mjs";
 
 const build = "build/index.js";
 function newest(dir) {
@@ -19,6 +20,12 @@ const sources = Math.max(newest("app"), statSync("remix.config.js").mtimeMs);
 if (!existsSync(build) || statSync(build).mtimeMs < sources) {
   console.log("Building the dashboard (remix build)…");
   execSync("npx remix build", { stdio: "inherit" });
+}
+try {
+  checkDashboardBuild();
+} catch (e) {
+  console.error(e.message);
+  process.exit(1);
 }
 
 // The server as one ES module, packages left to node_modules. Run by plain node it needs no loader:

@@ -1,5 +1,5 @@
 import { useMemo } from "react";
-import { COUNTRY_CODES } from "../../server/lib/countries";
+import { COUNTRY_CODES } from "../lib/countries";
 import { countryName } from "../lib/format";
 import { useHydrated } from "../lib/hydrated";
 

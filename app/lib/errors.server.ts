@@ -1,24 +1,30 @@
 import { redirect } from "@remix-run/node";
-import { toPublicError } from "../../server/domain/errors";
-import { safeError } from "../../server/lib/log";
-import { plainFields } from "../../server/lib/plain-words";
+import { plainFields } from "./plain-words";
 import { messageFor, type FormError } from "./messages";
 
+type PublicFailure = { status: number; body: { error: string; fields?: Record<string, string[]> }; headers?: Record<string, string> };
+
 /**
- * The public `{status, body}` of an error. The Remix build bundles its own copy of
- * server/domain/errors.ts, while the load context's caller throws the server's AppError class, so
- * `instanceof AppError` fails across the two: recognise it by shape first.
+ * The public `{status, body}` of an error. The load context's caller rejects with the service's
+ * public fields (`code`, `status`, `fields`, `headers`) and has logged its own failures; anything
+ * else thrown here is the dashboard's own fault, a 500.
  */
-function publicError(e: unknown): { status: number; body: { error: string; fields?: Record<string, string[]> }; headers?: Record<string, string> } {
-  let cur: unknown = e;
-  for (let i = 0; i < 5 && cur && typeof cur === "object"; i++) {
-    const c = cur as { publicCode?: unknown; status?: unknown; fields?: Record<string, string[]>; cause?: unknown };
-    if (typeof c.publicCode === "string" && typeof c.status === "number") {
-      return { status: c.status, body: c.status === 400 ? { error: c.publicCode, fields: c.fields ?? {} } : { error: c.publicCode } };
+function publicError(e: unknown): PublicFailure {
+  for (let cur = e, i = 0; cur && typeof cur === "object" && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
+    const c = cur as { code?: unknown; status?: unknown; fields?: Record<string, string[]>; headers?: Record<string, string> };
+    if (typeof c.code === "string" && /^[A-Z_]+$/.test(c.code) && typeof c.status === "number") {
+      return { status: c.status, body: c.status === 400 ? { error: c.code, fields: c.fields ?? {} } : { error: c.code }, headers: c.headers };
     }
-    cur = c.cause;
   }
-  return toPublicError(e);
+  console.error(
+    JSON.stringify({
+      level: 50,
+      time: Date.now(),
+      err: { type: (e as Error)?.name ?? typeof e, message: String((e as Error)?.message ?? "") },
+      msg: "dashboard call failed",
+    }),
+  );
+  return { status: 500, body: { error: "INTERNAL_ERROR" } };
 }
 
 /** A Response thrown by a guard (a redirect, the outage page), also when a procedure call wrapped it. */
@@ -27,20 +33,11 @@ function thrownResponse(e: unknown): Response | undefined {
   return undefined;
 }
 
-/**
- * A 5xx other than the database being away, as one JSON line like the server's (stderr), with no
- * query parameters. The outage's own line comes from handleError (entry.server.tsx).
- */
-function logUnexpected(e: unknown, status: number) {
-  if (status !== 503) console.error(JSON.stringify({ level: 50, time: Date.now(), err: safeError(e), msg: "dashboard call failed" }));
-}
-
 /** Maps anything a procedure throws to `{error, message, fields}` for the form that caused it. */
 export function formError(e: unknown): FormError {
   const response = thrownResponse(e);
   if (response) throw response; // redirects thrown by guards pass through
   const pub = publicError(e);
-  if (pub.status >= 500) logUnexpected(e, pub.status);
   return { error: pub.body.error, message: messageFor(pub.body.error), fields: plainFields(pub.body.fields ?? {}) };
 }
 
@@ -73,7 +70,30 @@ export async function load<T>(request: Request, fn: () => Promise<T>): Promise<T
     if (response) throw response;
     const pub = publicError(e);
     if (pub.body.error === "UNAUTHORIZED") throw toSignIn(request);
-    if (pub.status >= 500) logUnexpected(e, pub.status);
     throw new Response(messageFor(pub.body.error), { status: pub.status, headers: pub.status === 503 ? { "Retry-After": "5" } : undefined });
   }
+}
+
+/**
+ * What the server said of a file form's file (the import's upload, the avatar), which it stores
+ * before the page's action runs: `upload_error` holds `{error, fields}` and `upload_status` its
+ * HTTP status. Undefined when the file was taken.
+ */
+export function uploadError(form: FormData): { error: FormError; status: number } | undefined {
+  const raw = form.get("upload_error");
+  if (typeof raw !== "string" || !raw) return undefined;
+  let parsed: { error?: unknown; fields?: unknown } = {};
+  try {
+    parsed = JSON.parse(raw) as typeof parsed;
+  } catch {
+    // Not the server's: treated as an unreadable file.
+  }
+  const code = typeof parsed.error === "string" ? parsed.error : "VALIDATION_FAILED";
+  const fields = Object.fromEntries(
+    Object.entries(parsed.fields && typeof parsed.fields === "object" ? parsed.fields : {}).filter(
+      (f): f is [string, string[]] => Array.isArray(f[1]) && f[1].every((m) => typeof m === "string"),
+    ),
+  );
+  const status = Number(form.get("upload_status"));
+  return { error: fieldError(plainFields(fields), code), status: Number.isInteger(status) && status >= 200 && status < 600 ? status : 200 };
 }

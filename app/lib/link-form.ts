@@ -1,5 +1,5 @@
 import type { LinkDto } from "../../server/routers/links/links.schema";
-import { normalizeTags, splitTags } from "../../server/lib/tags";
+import { normalizeTags, splitTags } from "./tags";
 
 /** What the link form shows: strings as typed, so a failed save keeps every value. */
 export type LinkFormValues = {
@@ -93,7 +93,7 @@ export function withUtm(url: string, utm: Partial<Record<UtmKey, string>>): stri
 
 /**
  * The tags a person typed, separated by commas, in the tag alphabet ("Campaign, Q4 Push" →
- * campaign, q4-push): the importers' normalisation (server/lib/tags), so every door agrees.
+ * campaign, q4-push): the importers' normalisation (./tags), so every door agrees.
  */
 export const parseTags = (typed: string) => normalizeTags(splitTags(typed));
 

@@ -4,13 +4,13 @@ import { toSignIn } from "./errors.server";
 
 /** The signed-in browser user, or a redirect to sign-in that comes back here afterwards. */
 export async function requireActor(context: AppLoadContext, request: Request): Promise<Actor> {
-  const { actor } = await context.ctx.auth();
+  const { actor } = await context.auth();
   if (!actor || actor.via !== "session") throw toSignIn(request);
   return actor;
 }
 
 export async function optionalActor(context: AppLoadContext): Promise<Actor | null> {
-  const { actor } = await context.ctx.auth();
+  const { actor } = await context.auth();
   return actor?.via === "session" ? actor : null;
 }
 

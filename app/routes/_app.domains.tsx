@@ -7,7 +7,7 @@ import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
 import type { DomainDto } from "../../server/routers/domains/domains.schema";
-import { hostNameFromInput } from "../../server/lib/hostnames";
+import { hostNameFromInput } from "../lib/host-input";
 
 export const meta: MetaFunction = () => [{ title: "Domains · Links" }];
 

@@ -1,21 +1,17 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
-import { json, MaxPartSizeExceededError, redirect, unstable_createFileUploadHandler, unstable_parseMultipartFormData } from "@remix-run/node";
+import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useRevalidator } from "@remix-run/react";
 import { useEffect, useState } from "react";
 import { FieldErrors, fieldErrors, FormAlert, PageHeader } from "../components/ui";
-import { attempt, fieldError, load } from "../lib/errors.server";
+import { attempt, load, uploadError } from "../lib/errors.server";
 import { formatDateTime } from "../lib/format";
-import { FORMAT_LABELS, IMPORT_FORMATS, IMPORT_MAX_BYTES, MAPPING_FIELDS, stageUpload } from "../lib/imports.server";
 import { messageFor, type FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
-// Types only from formats.ts: its code reaches the CSV writer, which needs Node (the loader sends the lists instead).
+// Types only: the lists come from the imports.formats procedure.
 import type { ImportFormat, MappingField } from "../../server/routers/imports/formats";
 import type { InspectionDto } from "../../server/routers/imports/imports.schema";
 
 export const meta: MetaFunction = () => [{ title: "Import links · Links" }];
-
-/** IMPORT_MAX_BYTES (server/routers/imports/csv-file.ts), for the text of this page. */
-const LIMIT_MB = 20;
 
 const FIELD_LABELS: Record<MappingField, string> = {
   url: "Destination URL",
@@ -39,63 +35,30 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
   const job = id ? await load(request, () => context.caller.imports.get({ id })) : null;
   const { imports } = await load(request, () => context.caller.imports.list({}));
   const { domains } = await load(request, () => context.caller.domain.list({}));
-  return {
-    job,
-    imports,
-    domains: domains.filter((d) => d.verified).map((d) => d.name),
-    formats: IMPORT_FORMATS.map((f) => ({ id: f as ImportFormat, label: FORMAT_LABELS[f] })),
-    fields: [...MAPPING_FIELDS] as MappingField[],
-  };
+  const { formats, fields, max_bytes } = await load(request, () => context.caller.imports.formats({}));
+  return { job, imports, domains: domains.filter((d) => d.verified).map((d) => d.name), formats, fields, limitMb: Math.round(max_bytes / 1024 / 1024) };
 }
 
 type ImportChoices = { on_conflict: string; title_to: string };
 type ActionData = { inspection?: InspectionDto; error?: FormError; mapping?: Record<string, string>; options?: ImportChoices };
 
 export async function action({ context, request }: ActionFunctionArgs): Promise<ActionData> {
-  const actor = await requireActor(context, request);
+  await requireActor(context, request);
   const imports = context.caller.imports;
-  if ((request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) {
-    // Step 1: the file goes straight to DATA_DIR/imports/uploads (formBodies bounds the request first),
-    // if the disk has room for it; it replaces the workspace's upload that waited for its mapping, if any.
-    const declared = Number(request.headers.get("content-length")) || IMPORT_MAX_BYTES;
-    let staged: { dir: string; name: string };
-    try {
-      staged = await stageUpload(context.app.config.dataDir, { workspaceId: actor.workspaceId, userId: actor.userId, bytes: declared });
-    } catch (e) {
-      const err = e as { publicCode?: string; fields?: Record<string, string[]> };
-      if (err.publicCode !== "INSUFFICIENT_STORAGE") throw e;
-      return json<ActionData>({ error: fieldError(err.fields ?? {}, "INSUFFICIENT_STORAGE") }, { status: 507 }) as unknown as ActionData;
-    }
-    let form: FormData;
-    try {
-      form = await unstable_parseMultipartFormData(
-        request,
-        unstable_createFileUploadHandler({
-          directory: staged.dir,
-          file: () => staged.name,
-          maxPartSize: IMPORT_MAX_BYTES,
-          avoidFileConflicts: false,
-        }),
-      );
-    } catch (e) {
-      if (e instanceof MaxPartSizeExceededError) return { error: fieldError({ file: [`is larger than ${LIMIT_MB} MB`] }) };
-      return { error: fieldError({ file: ["could not be read: send the form again"] }) };
-    }
-    const file = form.get("file") as { getFilePath?: () => string } | null;
-    if (!file || typeof file === "string" || !file.getFilePath) return { error: fieldError({ file: ["choose a CSV file"] }) };
-    const format = String(form.get("format") ?? "auto") as ImportFormat | "auto";
-    const r = await attempt(request, () => imports.inspect({ upload: file.getFilePath!().split(/[\\/]/).pop()!, format }));
-    return r.ok ? { inspection: r.value } : { error: r.error };
-  }
-  // Step 2: the mapping; the job starts and the page follows its progress.
   const form = await request.formData();
   const upload = String(form.get("upload") ?? "");
   const format = String(form.get("format") ?? "auto") as ImportFormat | "auto";
-  const mapping: Record<string, string> = {};
-  for (const f of [...MAPPING_FIELDS, "slug_fallback"]) {
-    const v = String(form.get(`map_${f}`) ?? "");
-    if (v) mapping[f] = v;
+  if (form.get("step") === "uploaded") {
+    // Step 1: the server stored the file (DATA_DIR/imports/uploads) before this action ran, if the
+    // disk had room for it, or says why it did not.
+    const refused = uploadError(form);
+    if (refused) return json<ActionData>({ error: refused.error }, { status: refused.status }) as unknown as ActionData;
+    const r = await attempt(request, () => imports.inspect({ upload, format }));
+    return r.ok ? { inspection: r.value } : { error: r.error };
   }
+  // Step 2: the mapping; the job starts and the page follows its progress.
+  const mapping: Record<string, string> = {};
+  for (const [k, v] of form) if (k.startsWith("map_") && typeof v === "string" && v) mapping[k.slice("map_".length)] = v;
   const on_conflict = String(form.get("on_conflict") || "reject");
   const title_to = String(form.get("title_to") || "title") as "title" | "og_title" | "ignore";
   const r = await attempt(request, () => imports.start({ upload, format, mapping, on_conflict, title_to }));
@@ -169,6 +132,7 @@ function UploadStep({ error }: { error?: FormError }) {
   const busy = useNavigation().state === "submitting";
   const [format, setFormat] = useState("auto");
   // Said before the upload when the browser can tell; the server refuses a larger body anyway (413).
+  const LIMIT_MB = useLoaderData<typeof loader>().limitMb;
   const [tooLarge, setTooLarge] = useState<FormError | null>(null);
   const shown = tooLarge ?? error;
   return (

@@ -1,13 +1,12 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { MaxPartSizeExceededError, redirect, unstable_createMemoryUploadHandler, unstable_parseMultipartFormData } from "@remix-run/node";
+import { redirect } from "@remix-run/node";
 import { Form, useActionData, useLoaderData } from "@remix-run/react";
 import { Field, fieldErrors, FormAlert, Success } from "../components/ui";
-import { attempt, fieldError, formError, load } from "../lib/errors.server";
+import { attempt, fieldError, load, uploadError } from "../lib/errors.server";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
-import { AVATAR_MAX_BYTES, storeAvatar } from "../lib/avatars.server";
 
-/** AVATAR_MAX_BYTES (server/lib/avatars.ts), which this browser code cannot import. */
+/** The largest avatar the server stores, for the text of this page. */
 const AVATAR_LIMIT = 2 * 1024 * 1024;
 
 export async function loader({ context, request }: LoaderFunctionArgs) {
@@ -20,29 +19,17 @@ type ActionData = { intent: string; ok?: string; error?: FormError; pendingEmail
 export async function action({ context, request }: ActionFunctionArgs): Promise<ActionData> {
   await requireActor(context, request);
   const account = context.caller.account;
-  if ((request.headers.get("content-type") ?? "").startsWith("multipart/form-data")) {
-    // The only multipart form here is the avatar upload; a larger part stops the parse early.
-    let form: FormData;
-    try {
-      form = await unstable_parseMultipartFormData(request, unstable_createMemoryUploadHandler({ maxPartSize: AVATAR_MAX_BYTES }));
-    } catch (e) {
-      if (e instanceof MaxPartSizeExceededError) return { intent: "avatar", error: fieldError({ avatar: ["must be at most 2 MB"] }) };
-      return { intent: "avatar", error: fieldError({ avatar: ["could not be read: send the form again"] }) };
-    }
-    const file = form.get("avatar");
-    if (!(file instanceof Blob)) return { intent: "avatar", error: fieldError({ avatar: ["choose an image file"] }) };
-    try {
-      const name = await storeAvatar(context.app.config.dataDir, new Uint8Array(await file.arrayBuffer()));
-      const url = `${context.app.config.appUrl.href.replace(/\/+$/, "")}/uploads/avatars/${name}`;
-      await account.setAvatar({ avatar_url: url });
-      return { intent: "avatar", ok: "Avatar updated." };
-    } catch (e) {
-      return { intent: "avatar", error: formError(e) };
-    }
-  }
   const form = await request.formData();
   const intent = String(form.get("intent") ?? "");
   const s = (k: string) => String(form.get(k) ?? "").trim();
+  if (intent === "avatar") {
+    // The server stored the image before this action ran (the avatar form's file never reaches the
+    // dashboard): what is left is its URL, or why it was refused.
+    const refused = uploadError(form);
+    if (refused) return { intent, error: refused.error };
+    const r = await attempt(request, () => account.setAvatar({ avatar_url: s("avatar_url") }));
+    return r.ok ? { intent, ok: "Avatar updated." } : { intent, error: r.error };
+  }
   if (intent === "name") {
     const r = await attempt(request, () => account.update({ name: s("name") }));
     return r.ok ? { intent, ok: "Name saved." } : { intent, error: r.error };

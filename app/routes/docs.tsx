@@ -8,7 +8,7 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
  * so the bundle and its start-up code (public/swagger-init.js) are files, never inline.
  */
 export function loader({ context }: LoaderFunctionArgs) {
-  const api = context.app.config.apiUrl.href.replace(/\/+$/, "");
+  const api = context.urls.api;
   const html = `<!doctype html>
 <html lang="en">
 <head>

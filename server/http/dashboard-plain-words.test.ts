@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { plainFieldMessage, plainFields } from "./plain-words";
+import { plainFieldMessage, plainFields } from "../../app/lib/plain-words";
 
 describe("plain words for the dashboard's field messages", () => {
   it("the library's own words (Required, Expected …) become plain words", () => {

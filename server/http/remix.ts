@@ -4,39 +4,87 @@ import { pathToFileURL } from "node:url";
 import express from "express";
 import { createRequestHandler, writeReadableStreamToWritable, type ServerBuild } from "@remix-run/node";
 import type { AppServices } from "../core/services";
+import type { AuthResult } from "../core/auth";
+import { databaseUnavailable, logFailure } from "../lib/log";
 import { createCaller } from "../routers";
-import { createContextInner, type Context } from "../trpc/context";
+import type { Context } from "../trpc/context";
 import { formBodies, type FormBodyRequest } from "./app";
+import { dashboardFiles, dashboardContext } from "./dashboard-files";
+import { dashboardUploads } from "./dashboard-uploads";
 import { sendError } from "./rest";
 import { AppError, toPublicError } from "../domain/errors";
 
 export const BUILD_DIR = path.resolve("build");
 
-/** What Remix loaders and actions get: the same routers, called server-side with the request's auth. */
+/**
+ * What Remix loaders and actions get, and nothing more: the dashboard is a client of the routers.
+ * The caller (the same procedures as the API, with the request's auth), the auth result, the CSP
+ * nonce, the public URLs, and a way to report what failed into the server's log. No services, no
+ * database, no configuration: the dashboard build then holds none of the server's modules.
+ */
 export type RemixLoadContext = {
-  app: AppServices;
-  ctx: Context;
   caller: ReturnType<typeof createCaller>;
+  /** The request's auth (memoised); with the database away, the outage page instead. */
+  auth: () => Promise<AuthResult>;
   /** The response's CSP nonce (securityHeaders), for Remix's inline scripts. */
   nonce: string;
+  /** Without a trailing slash. */
+  urls: { app: string; api: string; redirect: string; redirectDomain: string };
+  report: {
+    /** A request or render that failed, as one log line (a database outage is tracked instead). */
+    failure(e: unknown, msg: string, extra?: Record<string, unknown>): void;
+    /** A page answered 503 because the database is away. */
+    outage(): void;
+  };
 };
 
 export function remixContext(app: AppServices, req: express.Request, res: express.Response): RemixLoadContext {
-  const ctx = createContextInner(
-    app,
-    { method: req.method, headers: req.headers, ip: req.ip ?? "" },
-    {
-      setHeader: (n, v) => void (!res.headersSent && res.setHeader(n, v)),
-      appendHeader: (n, v) => void (!res.headersSent && res.appendHeader(n, v)),
-    },
-    // A dashboard write marks its workspace's reads for the primary until then (read-routing.ts).
-    (done) => res.once("close", done),
-  );
+  const ctx: Context = res.locals.dashboardContext ?? dashboardContext(app, req, res);
   // Every page reads the session first: with the database away that is a 503 page with Retry-After
   // (a Response Remix renders as the route's error), not an unexpected error's 500.
   const auth = ctx.auth;
   ctx.auth = () => auth().catch((e) => Promise.reject(unavailablePage(e) ?? e));
-  return { app, ctx, caller: createCaller(ctx), nonce: String(res.locals.cspNonce ?? "") };
+  const base = (u: URL) => u.href.replace(/\/+$/, "");
+  const { config } = app;
+  return {
+    caller: withPublicErrors(app, createCaller(ctx)),
+    auth: ctx.auth,
+    nonce: String(res.locals.cspNonce ?? ""),
+    urls: { app: base(config.appUrl), api: base(config.apiUrl), redirect: base(config.redirectUrl), redirectDomain: config.redirectDomain },
+    report: {
+      failure: (e, msg, extra) => logFailure(app, e, msg, extra),
+      outage: () => databaseUnavailable(app),
+    },
+  };
+}
+
+/**
+ * The caller as the dashboard sees it: a procedure's failure rejects with the service's public
+ * fields only (`code`, `status`, `fields`, `headers`), so the dashboard recognises it without the
+ * server's error classes; a 5xx is logged here, with its cause (a database outage is tracked
+ * instead). A Response a guard threw (the outage page) passes through as it is.
+ */
+function withPublicErrors<T extends object>(app: AppServices, node: T): T {
+  return new Proxy(node, {
+    get: (target, key) => {
+      const v: unknown = Reflect.get(target, key);
+      return v !== null && (typeof v === "object" || typeof v === "function") ? withPublicErrors(app, v) : v;
+    },
+    apply: (target, self, args) =>
+      Promise.resolve()
+        .then(() => Reflect.apply(target as (...a: unknown[]) => unknown, self, args))
+        .catch((e: unknown) => {
+          throw dashboardFailure(app, e);
+        }),
+  });
+}
+
+export function dashboardFailure(app: AppServices, e: unknown): unknown {
+  for (let cur = e, i = 0; cur && typeof cur === "object" && i < 5; cur = (cur as { cause?: unknown }).cause, i++) if (cur instanceof Response) return cur;
+  const pub = toPublicError(e);
+  if (pub.status >= 500) logFailure(app, e, "dashboard call failed");
+  const fields = "fields" in pub.body ? pub.body.fields : undefined;
+  return Object.assign(new Error(pub.body.error), { code: pub.body.error, status: pub.status, fields, headers: pub.headers });
 }
 
 /** The dashboard's answer while the database cannot be reached, or undefined for another error. */
@@ -66,8 +114,9 @@ export async function createRemixHandler(app: AppServices): Promise<express.Requ
   const router = express.Router();
   router.use("/build", express.static(path.resolve("public/build"), { immutable: true, maxAge: "1y" }));
   router.use(express.static(path.resolve("public"), { maxAge: "1h" }));
+  router.use(dashboardFiles(app));
   // @remix-run/express's handler, except that the body is the one formBodies read and bounded.
-  router.all("*", sameOriginWrites, formBodies(), async (req: FormBodyRequest, res, next) => {
+  router.all("*", sameOriginWrites, formBodies(), dashboardUploads(app), async (req: FormBodyRequest, res, next) => {
     try {
       const response = await handle(remixRequest(req, res), remixContext(app, req, res) as never);
       await sendRemixResponse(res, response);

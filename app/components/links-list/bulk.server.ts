@@ -1,8 +1,7 @@
 import type { AppLoadContext } from "@remix-run/node";
 import { attempt, fieldError } from "../../lib/errors.server";
 import { expiryFromLocal } from "../../lib/link-form";
-import { TAG_RE } from "../../../server/routers/links/links.schema";
-import { normalizeTag } from "../../../server/lib/tags";
+import { normalizeTag, TAG_RE } from "../../lib/tags";
 import { BULK_OPS, type BulkActionData, type BulkOp, type MatchingFilters } from "./BulkBar";
 
 const FILTER_KEYS = ["q", "tag", "domain", "status"] as const;

@@ -16,7 +16,8 @@ import {
   uploadsDir,
 } from "./imports.service";
 import { kickImportRunners } from "./runner";
-import type { Mapping } from "./formats";
+import { FORMAT_LABELS, IMPORT_FORMATS, MAPPING_FIELDS, type Mapping } from "./formats";
+import { IMPORT_MAX_BYTES } from "./csv-file";
 
 /** An upload is its uploader's, in the workspace it was made in: anyone else's name answers like a missing one. */
 function ownUpload(actor: Actor, upload: string): string {
@@ -25,8 +26,8 @@ function ownUpload(actor: Actor, upload: string): string {
   return upload;
 }
 
-// Dashboard procedures (no openapi meta): the upload itself is a multipart form of the dashboard
-// (app/routes/_app.links.import.tsx), which stores the file under DATA_DIR/imports/uploads.
+// Dashboard procedures (no openapi meta): the upload itself is a multipart form of the dashboard,
+// stored under DATA_DIR/imports/uploads before the page's action runs (server/http/dashboard-uploads.ts).
 export const importRouter = router({
   /** What an uploaded file holds: header, row count, a preview, the recognised format, each format's mapping. */
   inspect: authedProcedure
@@ -65,4 +66,19 @@ export const importRouter = router({
     .input(z.object({}).strict())
     .output(contract(z.object({ imports: z.array(jobOutput) })))
     .query(async ({ ctx }) => ({ imports: await listImportJobs(ctx.app.db, ctx.actor.workspaceId) })),
+
+  /** What the import page offers: the formats it reads (with their names), the fields a column can feed, the largest file. */
+  formats: authedProcedure
+    .meta({ scope: "links:write" })
+    .input(z.object({}).strict())
+    .output(
+      contract(
+        z.object({
+          formats: z.array(z.object({ id: z.enum(IMPORT_FORMATS), label: z.string() })),
+          fields: z.array(z.enum(MAPPING_FIELDS)),
+          max_bytes: z.number().int(),
+        }),
+      ),
+    )
+    .query(() => ({ formats: IMPORT_FORMATS.map((id) => ({ id, label: FORMAT_LABELS[id] })), fields: [...MAPPING_FIELDS], max_bytes: IMPORT_MAX_BYTES })),
 });
