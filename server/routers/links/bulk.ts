@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AppError, isDatabaseUnavailable, toPublicError, type Fields } from "../../domain/errors";
 import { body, isObject, withRuntimeIssues } from "../../lib/input";
 import { authedProcedure, contract } from "../../trpc/init";
+import { idempotent } from "../../trpc/idempotency";
 import type { Actor, Context } from "../../trpc/context";
 import { createLinkInput, linkOutput, type CreateLinkInput, type LinkDto } from "./links.schema";
 import { createLink } from "./links.service";
@@ -81,6 +82,7 @@ export const bulkCreateProcedure = authedProcedure
       protect: true,
     },
   })
+  .use(idempotent)
   .input(bulkCreateInput)
   .output(contract(bulkCreateOutput))
   .mutation(({ ctx, input }) => bulkCreateLinks(ctx, ctx.actor, input));

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { authedProcedure, optionalAuthProcedure, router, runtimeChecks, contract } from "../../trpc/init";
+import { idempotent } from "../../trpc/idempotency";
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
 import { createLink, deleteLink, getLink, listLinks, updateLink } from "./links.service";
 import { dashboardLinkProcedures } from "./dashboard";
@@ -29,6 +30,7 @@ export const linkRouter = router({
       successStatus: 201,
       errors: [401, 409, 429],
     })
+    .use(idempotent)
     .use(runtimeChecks(createLinkInput, createLinkChecks))
     .input(createLinkInput)
     .output(contract(linkOutput))

@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiTokens, users } from "../../../db/schema";
 import { sha256 } from "../../lib/crypto";
+import { SCOPES } from "../../domain/scopes";
 import { createTestServer, http, type TestServer } from "../../test/harness";
 import { signIn, uniqueEmail } from "../auth/sign-in.test-helper";
 
@@ -31,6 +32,7 @@ describe("API tokens", () => {
       created_at: expect.any(Number),
       last_used_at: null,
       revoked_at: null,
+      scopes: [...SCOPES],
     });
     // The list never shows the token again.
     const listed = await list(s.headers);
