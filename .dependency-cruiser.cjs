@@ -44,6 +44,15 @@ module.exports = {
       ];
     }),
     {
+      name: "dashboard-is-a-client",
+      severity: "error",
+      comment:
+        "The dashboard reaches the server through its load context (the routers' caller) and Express routes in server/http/: " +
+        "its build must hold no server module, or one process runs two copies of their state. Types may be imported.",
+      from: { path: "^app/", pathNot: notTest },
+      to: { path: "^(server|db)/", dependencyTypesNot: ["type-only"] },
+    },
+    {
       name: "no-import-of-tests",
       severity: "error",
       comment: "Production code never imports test helpers.",
