@@ -1,4 +1,5 @@
 import { createReadStream, existsSync, statSync } from "node:fs";
+import type { Readable } from "node:stream";
 import express from "express";
 import type { AppServices } from "../core/services";
 import { AppError, toPublicError } from "../domain/errors";
@@ -22,9 +23,7 @@ export function dashboardFiles(app: AppServices): express.Router {
   const router = express.Router();
   router.get("/links.csv", (req, res) =>
     withSession(app, req, res, async (ctx, actor) => {
-      // Read where the workspace's reads go (the replica once its writes have reached it).
-      const db = await ctx.read(async (d) => d);
-      const csv = exportLinksCsv(db, app.config, actor.workspaceId);
+      const csv = await linksCsv(ctx, actor.workspaceId);
       csv.once("error", (e) => {
         logFailure(app, e, "links export failed");
         res.destroy();
@@ -35,53 +34,16 @@ export function dashboardFiles(app: AppServices): express.Router {
   );
   router.get("/analytics.csv", (req, res) =>
     withSession(app, req, res, async (ctx) => {
-      const sp = new URL(req.originalUrl, "http://dashboard.invalid").searchParams;
-      const linkId = sp.get("link") || null;
-      // `start`/`end` (ms, inclusive): the analytics page's exact range, whose days are the viewer's; else UTC days.
-      const [start, end] = [sp.get("start"), sp.get("end")];
-      const query =
-        start !== null || end !== null
-          ? { ...(linkId ? { link_id: linkId } : {}), ...(start !== null ? { from: start } : {}), ...(end !== null ? { to: end } : {}) }
-          : rangeQuery(linkId, parseRange(sp));
-      const { clicks } = await createCaller(ctx).analytics.export(query);
-      // The service's one CSV writer: a referer or browser name cannot break a row or run as a formula.
-      const body = csvText(
-        CLICK_COLUMNS,
-        clicks.map((c) => ({ ...c, timestamp_iso: new Date(c.timestamp).toISOString() })),
-      );
-      sendCsvHead(res, `clicks-${linkId ?? "workspace"}-${today()}.csv`);
+      const { name, body } = await clicksCsv(ctx, new URL(req.originalUrl, "http://dashboard.invalid").searchParams);
+      sendCsvHead(res, name);
       res.end(body);
     }),
   );
   router.get("/links/import/:id/rejects.csv", (req, res) =>
     withSession(app, req, res, async (ctx) => {
-      const job = await createCaller(ctx).imports.get({ id: req.params.id });
-      const rejected = job.rejects.map((r) => ({
-        row: r.row,
-        slug: r.slug ?? "",
-        url: r.url ?? "",
-        error: r.error,
-        reason:
-          Object.entries(r.fields ?? {})
-            .map(([field, msgs]) => `${field}: ${msgs.join(", ")}`)
-            .join("; ") || messageFor(r.error),
-        new_short_url: "",
-      }));
-      const moved = job.moved.map((m) => ({
-        row: m.row,
-        slug: m.slug,
-        url: m.url,
-        error: "",
-        reason: "the slug was taken: imported under a new short URL",
-        new_short_url: m.short_url,
-      }));
-      sendCsvHead(res, `import-${job.id}-report.csv`);
-      res.end(
-        csvText(
-          REPORT_COLUMNS,
-          [...rejected, ...moved].sort((a, b) => a.row - b.row),
-        ),
-      );
+      const { name, body } = await importReportCsv(ctx, req.params.id);
+      sendCsvHead(res, name);
+      res.end(body);
     }),
   );
   // Names are random and never reused, so a stored avatar can be cached for good; anyone may see it.
@@ -100,6 +62,66 @@ export function dashboardFiles(app: AppServices): express.Router {
       .pipe(res);
   });
   return router;
+}
+
+/**
+ * Every link of the workspace as CSV (the columns of the export, which imports back unchanged),
+ * streamed a page of links at a time, read where the workspace's reads go (the replica once its
+ * writes have reached it). Visit passwords cannot be exported; `has_password` says which links had one.
+ */
+export async function linksCsv(ctx: Context, workspaceId: string): Promise<Readable> {
+  const db = await ctx.read(async (d) => d);
+  return exportLinksCsv(db, ctx.app.config, workspaceId);
+}
+
+/** The click events of a link (or the workspace) and a range, with each click's visitor key (unique visitors). */
+export async function clicksCsv(ctx: Context, sp: URLSearchParams): Promise<{ name: string; body: string }> {
+  const linkId = sp.get("link") || null;
+  // `start`/`end` (ms, inclusive): the analytics page's exact range, whose days are the viewer's; else UTC days.
+  const [start, end] = [sp.get("start"), sp.get("end")];
+  const query =
+    start !== null || end !== null
+      ? { ...(linkId ? { link_id: linkId } : {}), ...(start !== null ? { from: start } : {}), ...(end !== null ? { to: end } : {}) }
+      : rangeQuery(linkId, parseRange(sp));
+  const { clicks } = await createCaller(ctx).analytics.export(query);
+  // The service's one CSV writer: a referer or browser name cannot break a row or run as a formula.
+  const body = csvText(
+    CLICK_COLUMNS,
+    clicks.map((c) => ({ ...c, timestamp_iso: new Date(c.timestamp).toISOString() })),
+  );
+  return { name: `clicks-${linkId ?? "workspace"}-${today()}.csv`, body };
+}
+
+/**
+ * An import's report: each rejected row (1-based, header excluded) with its slug, URL, code and
+ * what is wrong, then each row that went in under a new short URL because its slug was taken.
+ */
+export async function importReportCsv(ctx: Context, id: string): Promise<{ name: string; body: string }> {
+  const job = await createCaller(ctx).imports.get({ id });
+  const rejected = job.rejects.map((r) => ({
+    row: r.row,
+    slug: r.slug ?? "",
+    url: r.url ?? "",
+    error: r.error,
+    reason:
+      Object.entries(r.fields ?? {})
+        .map(([field, msgs]) => `${field}: ${msgs.join(", ")}`)
+        .join("; ") || messageFor(r.error),
+    new_short_url: "",
+  }));
+  const moved = job.moved.map((m) => ({
+    row: m.row,
+    slug: m.slug,
+    url: m.url,
+    error: "",
+    reason: "the slug was taken: imported under a new short URL",
+    new_short_url: m.short_url,
+  }));
+  const body = csvText(
+    REPORT_COLUMNS,
+    [...rejected, ...moved].sort((a, b) => a.row - b.row),
+  );
+  return { name: `import-${job.id}-report.csv`, body };
 }
 
 const CLICK_COLUMNS = [
@@ -121,7 +143,6 @@ const CLICK_COLUMNS = [
   "visitor",
 ] as const;
 
-/** Each rejected row (1-based, header excluded) with what is wrong, then each row moved to a new short URL. */
 const REPORT_COLUMNS = ["row", "slug", "url", "error", "reason", "new_short_url"] as const;
 
 const today = () => new Date().toISOString().slice(0, 10);

@@ -1,9 +1,8 @@
 import { text } from "node:stream/consumers";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loader as clicksCsvLoader } from "../../app/routes/analytics[.]csv";
-import { loader as linksCsvLoader } from "../../app/routes/links[.]csv";
-import { loader as rejectsCsvLoader } from "../../app/routes/links.import.$id.rejects[.]csv";
+import { clicksCsv, importReportCsv, linksCsv } from "../http/dashboard-files";
+import { createContextInner } from "../trpc/context";
 import type { ClickRecord } from "../core/clicks";
 import { importJobs } from "../../db/schema";
 import { clickTs, newId } from "./ids";
@@ -86,17 +85,8 @@ describe("every CSV the service writes is safe", () => {
   });
   afterAll(() => t?.close());
 
-  /** What a Remix loader gets, for a signed-in member (the caller is the member's own). */
-  const context = () => ({
-    app: t.app,
-    caller: t.caller(u.auth),
-    ctx: { auth: async () => ({ actor: { userId: u.id, workspaceId: u.workspaceId, via: "session" } }) },
-  });
-  const body = async (res: Response) => {
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
-    return res.text();
-  };
+  /** The dashboard download's procedure context, for the member. */
+  const context = () => createContextInner(t.app, { headers: u.auth });
   const noCellRuns = (csv: string, expectedRows: number) => {
     expect(bareBreaks(csv)).toEqual([]);
     const rows = parse(csv) as string[][];
@@ -110,8 +100,7 @@ describe("every CSV the service writes is safe", () => {
     const made = [];
     for (const [i, v] of HOSTILE.filter((h) => h.trim() && h.length <= 120).entries())
       made.push(await api.link.create({ url: `https://example.com/${i}`, og_title: v, title: v, og_description: v }));
-    const res = await linksCsvLoader({ context: context(), request: new Request("http://app.test/links.csv"), params: {} } as never);
-    const rows = noCellRuns(await body(res as Response), made.length);
+    const rows = noCellRuns(await text(await linksCsv(context(), u.workspaceId)), made.length);
     const header = rows[0];
     for (const link of made) {
       const row = rows.find((r) => r[0] === link.id)!;
@@ -145,9 +134,8 @@ describe("every CSV the service writes is safe", () => {
       t.app.clicks!.record(r);
     }
     await t.app.clicks!.flush();
-    const url = `http://app.test/analytics.csv?link=${link.id}&start=0&end=${Date.now()}`;
-    const res = await clicksCsvLoader({ context: context(), request: new Request(url), params: {} } as never);
-    const rows = noCellRuns(await body(res as Response), 3);
+    const sp = new URLSearchParams({ link: link.id, start: "0", end: String(Date.now()) });
+    const rows = noCellRuns((await clicksCsv(context(), sp)).body, 3);
     const header = rows[0];
     expect(rows.slice(1).map((r) => r[header.indexOf("lat")])).toEqual(["-33.86", "-33.86", "-33.86"]);
     expect(
@@ -180,7 +168,6 @@ describe("every CSV the service writes is safe", () => {
       updatedAt: now,
       finishedAt: now,
     });
-    const res = await rejectsCsvLoader({ context: context(), request: new Request(`http://app.test/links/import/${id}/rejects.csv`), params: { id } } as never);
-    noCellRuns(await body(res as Response), 2);
+    noCellRuns((await importReportCsv(context(), id)).body, 2);
   });
 });
