@@ -6,26 +6,37 @@ import { base, devApiUrl } from "../config";
 import { appRouter } from "../routers";
 import type { Meta } from "../trpc/init";
 import { MAX_GEO_RULES, MAX_TAGS } from "../routers/links/links.schema";
+import { IDEMPOTENCY_HEADER, idempotent } from "../trpc/idempotency";
 
-type Procedure = { _def: { meta?: Meta; query?: boolean; mutation?: boolean } };
-type Operation = { method: string; path: string; meta: Meta; procedurePath: string };
+type Procedure = { _def: { meta?: Meta; query?: boolean; mutation?: boolean; middlewares?: unknown[] } };
+type Operation = { method: string; path: string; meta: Meta; procedurePath: string; idempotent: boolean };
+
+/** The function the `idempotent` middleware adds to a procedure's chain. */
+const idempotencyCheck = (idempotent as unknown as { _middlewares: unknown[] })._middlewares[0];
 
 /** Every REST operation of the router with its meta (public and internal). */
 export function restOperations(): Operation[] {
   const procs = (appRouter._def as unknown as { procedures: Record<string, Procedure> }).procedures;
   return Object.entries(procs)
     .filter(([, p]) => p._def.meta?.openapi)
-    .map(([procedurePath, p]) => ({ method: p._def.meta!.openapi!.method, path: p._def.meta!.openapi!.path, meta: p._def.meta!, procedurePath }));
+    .map(([procedurePath, p]) => ({
+      method: p._def.meta!.openapi!.method,
+      path: p._def.meta!.openapi!.path,
+      meta: p._def.meta!,
+      procedurePath,
+      idempotent: p._def.middlewares?.includes(idempotencyCheck) ?? false,
+    }));
 }
 
 const STATUS_TEXT: Record<number, string> = {
   400: "Invalid input: `error` is VALIDATION_FAILED or a more specific code, `fields` names every failing input",
   401: "Missing, invalid or malformed credential (UNAUTHORIZED)",
-  403: "Not allowed with this credential",
+  403: "Not allowed with this credential: INSUFFICIENT_SCOPE when the API token lacks the operation's scope",
   404: "Not found (NOT_FOUND), also for another workspace's records",
   405: "Method not allowed on this path (METHOD_NOT_ALLOWED)",
-  409: "Conflict (e.g. LINK_ID_ALREADY_IN_USE, SLUG_ALREADY_IN_USE, LINKTREE_LINK_NOT_EDITABLE, DOMAIN_TAKEN, DOMAIN_IN_USE, DOMAIN_LIMIT)",
+  409: "Conflict (e.g. LINK_ID_ALREADY_IN_USE, SLUG_ALREADY_IN_USE, LINKTREE_LINK_NOT_EDITABLE, DOMAIN_TAKEN, DOMAIN_IN_USE, DOMAIN_LIMIT), or IDEMPOTENCY_KEY_IN_USE while the first request with the key still runs",
   413: "Body over 64 KiB (PAYLOAD_TOO_LARGE)",
+  422: "The Idempotency-Key was used with another body within 24 hours (IDEMPOTENCY_KEY_REUSED)",
   415: "Body not sent as JSON (`Content-Type: application/json`), or in another charset or encoding (UNSUPPORTED_MEDIA_TYPE)",
   429: "Too many requests in the window (RATE_LIMITED); see Retry-After",
   500: "Unexpected failure (INTERNAL_ERROR)",
@@ -83,6 +94,11 @@ function errorStatuses(op: Operation, o: OpenAPIV3.OperationObject): number[] {
     s.add(429); // per-token hourly limit
   }
   if (op.path.includes("{")) s.add(404);
+  if (op.meta.scope) s.add(403); // a token without the scope
+  if (op.idempotent) {
+    s.add(409);
+    s.add(422);
+  }
   s.add(500);
   s.add(503);
   return [...s].sort();
@@ -170,6 +186,25 @@ export function buildOpenApiDocument(config: Config): OpenAPIV3.Document {
     if (body && method === "patch") body.minProperties = 1;
     if (method === "get" || method === "delete") delete o.requestBody;
     if (o.parameters && !o.parameters.length) delete o.parameters;
+
+    if (op.meta.scope) {
+      o.description = `${o.description ?? ""} API tokens need the \`${op.meta.scope}\` scope (403 INSUFFICIENT_SCOPE without it).`.trim();
+      (o as Record<string, unknown>)["x-scopes"] = [op.meta.scope];
+    }
+    if (op.idempotent) {
+      o.parameters = [
+        ...(o.parameters ?? []),
+        {
+          name: IDEMPOTENCY_HEADER,
+          in: "header",
+          required: false,
+          description:
+            "1-255 printable ASCII characters. The same key with the same body within 24 hours answers the first answer again (status and body) " +
+            "and creates nothing; with another body 422 IDEMPOTENCY_KEY_REUSED; while the first still runs 409 IDEMPOTENCY_KEY_IN_USE.",
+          schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+        },
+      ];
+    }
 
     if (op.meta.openapi?.protect) o.security = [{ bearerAuth: [] }, { sessionCookie: [] }];
     else if (op.procedurePath === "link.create") o.security = [{}, { bearerAuth: [] }, { sessionCookie: [] }];

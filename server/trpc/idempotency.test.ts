@@ -232,3 +232,15 @@ describe("two instances on one database", () => {
     expect((await post(a, "/links", { url: uniqueUrl() }, { ...u.auth, "idempotency-key": key })).status).toBe(422);
   });
 });
+
+describe("/openapi.json", () => {
+  it("declares the Idempotency-Key header and 409/422 on POST /links and POST /links/bulk only", async () => {
+    const doc = (await http(`${a.api}/openapi.json`)).json;
+    for (const o of [doc.paths["/links"].post, doc.paths["/links/bulk"].post]) {
+      expect(o.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: "Idempotency-Key", in: "header", required: false })]));
+      expect(Object.keys(o.responses)).toEqual(expect.arrayContaining(["409", "422"]));
+    }
+    expect(doc.paths["/linktrees"].post.parameters ?? []).toEqual([]);
+    expect(doc.paths["/linktrees"].post.responses["422"]).toBeUndefined();
+  });
+});

@@ -166,3 +166,22 @@ describe("token creation with scopes", () => {
     },
   );
 });
+
+describe("/openapi.json", () => {
+  it("each scoped operation declares 403 INSUFFICIENT_SCOPE and names its scope", async () => {
+    const doc = (await http(`${t.api}/openapi.json`)).json;
+    const ops = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((item) => Object.values(item));
+    const scoped = ops.filter((o) => o["x-scopes"]);
+    expect(scoped.length).toBeGreaterThan(20);
+    for (const o of scoped) {
+      expect([o.operationId, Object.keys(o.responses)]).toEqual([o.operationId, expect.arrayContaining(["403"])]);
+      expect(o.description).toContain(`\`${o["x-scopes"][0]}\` scope`);
+      expect(SCOPES).toContain(o["x-scopes"][0]);
+    }
+    expect(doc.paths["/links"].post["x-scopes"]).toEqual(["links:write"]);
+    expect(doc.paths["/links"].get["x-scopes"]).toEqual(["links:read"]);
+    expect(doc.paths["/analytics"].get["x-scopes"]).toEqual(["analytics:read"]);
+    expect(doc.paths["/account"].get["x-scopes"]).toBeUndefined();
+    expect(doc.paths["/links"].post.responses["403"].description).toContain("INSUFFICIENT_SCOPE");
+  });
+});
