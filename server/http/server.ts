@@ -5,15 +5,16 @@ import type { AppServices } from "../core/services";
 import { apiErrorHandler, createApiRouter, securityHeaders } from "./app";
 import { createAdminEndpoint } from "../admin/endpoint";
 import { assertRemixBuild, createRemixHandler } from "./remix";
-import { createRedirectApp, type LinktreePageHandler } from "../redirect/adapter";
+import { createRedirectParts, type LinktreePageHandler } from "../redirect/adapter";
 import { createLinktreePageHandler } from "../redirect/linktree-page";
 import { sendError, trpcBodyParser } from "./rest";
 import { AppError } from "../domain/errors";
 import { isLocalScrape } from "../lib/metrics";
 import { createReadiness } from "./readiness";
+import { composeRedirectHost, type RequestListener } from "./redirect-host";
 
 type OriginKind = "app" | "api" | "redirect";
-type Origin = { kind: OriginKind; url: URL; handler: express.Express; prefix: string };
+type Origin = { kind: OriginKind; url: URL; handler: RequestListener; prefix: string };
 
 const portOf = (u: URL) => Number(u.port || (u.protocol === "https:" ? 443 : 80));
 
@@ -27,7 +28,7 @@ function subApp(app: AppServices) {
 export type RunningServers = { servers: http.Server[]; close(): Promise<void>; ports: number[] };
 
 /**
- * One process, three origins (decisions §1). Each origin listens on the port of its URL; when
+ * One process, three origins. Each origin listens on the port of its URL; when
  * origins share a port, the Host header (and the API's path prefix) picks the origin.
  */
 export async function startServers(app: AppServices, opts: { remix?: boolean } = {}): Promise<RunningServers> {
@@ -56,16 +57,23 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
 
   // Linktree pages are rendered by a Remix route, so they exist only when Remix is on.
   let linktreePage: Promise<LinktreePageHandler> | undefined;
-  const redirect = createRedirectApp(app, {
+  // The redirect host: its fast path answers slugs before Express; Express has the rest.
+  const redirectParts = createRedirectParts(app, {
     linktreePage:
       opts.remix !== false
         ? async (req, res, link, countView) => (await (linktreePage ??= createLinktreePageHandler(app)))(req, res, link, countView)
         : undefined,
   });
+  const redirect = composeRedirectHost(redirectParts);
 
   const origins: Origin[] = [
-    { kind: "api", url: config.apiUrl, handler: api, prefix: config.apiUrl.pathname.replace(/\/+$/, "") },
-    { kind: "app", url: config.appUrl, handler: web, prefix: "" },
+    {
+      kind: "api",
+      url: config.apiUrl,
+      handler: (q, s) => api(q as express.Request, s as express.Response),
+      prefix: config.apiUrl.pathname.replace(/\/+$/, ""),
+    },
+    { kind: "app", url: config.appUrl, handler: (q, s) => web(q as express.Request, s as express.Response), prefix: "" },
     { kind: "redirect", url: config.redirectUrl, handler: redirect, prefix: "" },
   ];
   const ports = [...new Set(origins.map((o) => portOf(o.url)))];
@@ -85,7 +93,7 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
       if (origin.kind !== "redirect" || logRedirects) logRequest(app, req, res);
       if (origin.prefix) req.url = req.url!.slice(origin.prefix.length) || "/";
       if (req.url && !req.url.startsWith("/")) req.url = "/" + req.url;
-      origin.handler(req as express.Request, res as express.Response);
+      origin.handler(req, res);
     });
     server.keepAliveTimeout = 65_000;
     // A client may half-close once its request is sent (HTTP/1.0 tools, `printf … | nc`): by default
@@ -168,7 +176,7 @@ function originPicker(origins: Origin[]): (req: http.IncomingMessage) => Origin 
   const byPrefix = (list: Origin[]) => [...list].sort((a, b) => b.prefix.length - a.prefix.length);
   const byHost = new Map<string, Origin[]>();
   for (const o of origins) byHost.set(o.url.host.toLowerCase(), byPrefix(origins.filter((x) => x.url.host.toLowerCase() === o.url.host.toLowerCase())));
-  // A Host naming none of them may be a branded domain's (extensions §2): the redirect host answers
+  // A Host naming none of them may be a branded domain's: the redirect host answers
   // it when it listens on this port (404 for no served domain); otherwise, the origins by prefix.
   const redirect = origins.filter((o) => o.kind === "redirect");
   const fallback = redirect.length ? redirect : byPrefix(origins);

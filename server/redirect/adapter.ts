@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express from "express";
 import { base } from "../config";
+import { composeRedirectHost, type RedirectParts, type RequestListener } from "../http/redirect-host";
 import { lookupDomainByHost, lookupLinkBySlug, peekDomainByHost, peekLinkBySlug, peekLinkOnDomain, type CachedLink, type ServedDomain } from "../core/lookup";
 import type { AppServices } from "../core/services";
 import { hostFromHeader, hostNameOf, hostPart } from "../lib/hostnames";
@@ -9,7 +10,7 @@ import { page } from "./html";
 import { mountOwnPaths, ogImageRoute } from "./own-paths";
 import { submitPassword } from "./password-submit";
 import { sendHtml, sendRedirect } from "./respond";
-import { createVisits } from "./visit";
+import { createVisits, type Visits } from "./visit";
 import { NO_TRUST, readVisitor, type TrustFn } from "./visitor";
 
 /**
@@ -22,36 +23,67 @@ export type LinktreePageHandler = (req: express.Request, res: express.Response, 
 
 const SLUG_PATH = /^\/([0-9A-Za-z-]{1,50})\/?$/;
 
-/** `/{slug}` → the lower-cased slug (decisions §4), or null when the path is no slug. */
+/** `/{slug}` → the lower-cased slug (slugs match whatever their case), or null when the path is no slug. */
 export function slugFromPath(path: string): string | null {
   const m = SLUG_PATH.exec(path);
   return m ? m[1].toLowerCase() : null;
 }
 
+type RedirectOptions = { linktreePage?: LinktreePageHandler };
+
+/** What the fast path and the Express routes share. */
+type HostContext = {
+  app: AppServices;
+  trust: TrustFn;
+  /** The default redirect domain's origin (a short link's og:url there). */
+  redirectBase: string;
+  visits: Visits;
+  /** The default redirect domain's `Host`, lower-cased. */
+  defaultHost: string;
+  brandedHost: (host: string | undefined) => string | null | undefined;
+};
+
 /**
- * The redirect host (REDIRECT_URL), and every verified branded domain by the request's `Host`
- * (extensions §2). Paths under `/_` are the service's own, never a slug, on every host.
+ * The redirect host (REDIRECT_URL), and every verified branded domain by the request's `Host`.
+ * Paths under `/_` are the service's own, never a slug, on every host.
  */
-export function createRedirectApp(app: AppServices, opts: { linktreePage?: LinktreePageHandler } = {}): express.Express {
+export function createRedirectApp(app: AppServices, opts: RedirectOptions = {}): RequestListener {
+  return composeRedirectHost(createRedirectParts(app, opts));
+}
+
+/** The redirect host's fast path and its Express routes, for composeRedirectHost. */
+export function createRedirectParts(app: AppServices, opts: RedirectOptions = {}): RedirectParts {
   const { config } = app;
   const r = express();
   r.disable("x-powered-by");
   r.disable("etag");
   r.set("trust proxy", config.trustProxy);
-  const trust = config.trustProxy === false ? NO_TRUST : (r.get("trust proxy fn") as TrustFn);
   const redirectBase = base(config.redirectUrl);
+  const ctx: HostContext = {
+    app,
+    trust: config.trustProxy === false ? NO_TRUST : (r.get("trust proxy fn") as TrustFn),
+    redirectBase,
+    visits: createVisits(app, redirectBase),
+    defaultHost: config.redirectUrl.host.toLowerCase(),
+    brandedHost: brandedHostReader(config.redirectUrl),
+  };
+  const routes: RequestListener = (req, res) => r(req as express.Request, res as express.Response);
+  const fastPath = createFastPath(ctx, routes, Boolean(opts.linktreePage));
+  mountOwnPaths(r, app, ctx.visits);
+  mountRoutes(r, ctx, opts);
+  return { fastPath, routes };
+}
 
-  const visits = createVisits(app, redirectBase);
-  const { answer, notFound, unavailable } = visits;
-
-  const defaultHost = config.redirectUrl.host.toLowerCase();
-  const defaultHostName = hostNameOf(config.redirectUrl);
-  /**
-   * Which domain a `Host` header names: undefined for the default redirect domain (also when the
-   * header is absent, or differs only in case, port or a trailing dot), else the host name of a
-   * possible branded domain, or null when it cannot be one (an IP address, no dots…).
-   */
-  const brandedHost = (host: string | undefined): string | null | undefined => {
+/**
+ * Which domain a `Host` header names: undefined for the default redirect domain (also when the
+ * header is absent, or differs only in case, port or a trailing dot), else the host name of a
+ * possible branded domain, or null when it cannot be one (an IP address, no dots…).
+ */
+function brandedHostReader(redirectUrl: URL): HostContext["brandedHost"] {
+  const defaultHost = redirectUrl.host.toLowerCase();
+  const defaultHostName = hostNameOf(redirectUrl);
+  const hostNames = new Map<string, string | null | undefined>();
+  return (host) => {
     if (host === undefined || host === defaultHost) return undefined;
     let name = hostNames.get(host);
     if (name === undefined && !hostNames.has(host)) {
@@ -62,7 +94,40 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
     }
     return name;
   };
-  const hostNames = new Map<string, string | null | undefined>();
+}
+
+/**
+ * The fast path: GET/HEAD /{slug} and the share card's image are answered before Express sets
+ * anything up; false for everything else (the other `/_` paths, the password POST), which goes to
+ * the Express routes, as does a linktree's slug (`toRoutes`).
+ */
+function createFastPath(ctx: HostContext, toRoutes: RequestListener, linktrees: boolean): RedirectParts["fastPath"] {
+  const { defaultHost, brandedHost, visits } = ctx;
+  const { serveSlug, serveBranded } = slugServers(ctx, linktrees);
+  const ogImage = ogImageRoute(ctx.app, visits, ctx.trust);
+  return (req, res) => {
+    if (req.method !== "GET" && req.method !== "HEAD") return false;
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    if (path.startsWith("/_/og/")) return (void ogImage(req, res, path), true);
+    const host = req.headers.host;
+    if (host !== undefined && host !== defaultHost && !path.startsWith("/_")) {
+      const branded = brandedHost(host);
+      if (branded !== undefined) return (void serveBranded(req, res, branded, path), true);
+    }
+    if (path.startsWith("/_") || path === "/") return false;
+    const slug = slugFromPath(path);
+    if (slug === null) visits.notFound(req, res);
+    else void serveSlug(req, res, slug, () => toRoutes(req, res));
+    return true;
+  };
+}
+
+/** Visits to a slug, on the default redirect domain and on a branded one. */
+function slugServers(ctx: HostContext, linktrees: boolean) {
+  const { app, visits, redirectBase } = ctx;
+  const { answer, notFound, unavailable } = visits;
 
   /**
    * Answers a visit to a live link: synchronously, unless the answer depends on the visitor's
@@ -70,7 +135,7 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
    * link's own origin (the share card's og:url).
    */
   function respond(req: IncomingMessage, res: ServerResponse, link: CachedLink, now: number, shortBase: string): Promise<void> | undefined {
-    const v = readVisitor(req, config, trust);
+    const v = readVisitor(req, app.config, ctx.trust);
     if (needsCountry(link, now)) {
       return visits.visitorGeo(v).then(({ country, geo }) => {
         answer(req, res, link, v, decide(link, { os: v.os, country, socialCrawler: v.agent.isSocialCrawler }, now), geo, shortBase);
@@ -89,7 +154,7 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
       let link = peekLinkBySlug(app, slug, now);
       if (link === undefined) link = await lookupLinkBySlug(app, slug);
       if (!link) return notFound(req, res);
-      if (link.kind === "linktree") return opts.linktreePage ? next() : notFound(req, res);
+      if (link.kind === "linktree") return linktrees ? next() : notFound(req, res);
       const geo = respond(req, res, link, now, redirectBase);
       if (geo) await geo;
     } catch (e) {
@@ -104,12 +169,6 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
     visits.outcome("not_found");
   };
 
-  /** The verified domain of a host name: from the cache without awaiting when it is there. */
-  const domainOf = (host: string, now: number): ServedDomain | null | Promise<ServedDomain | null> => {
-    const hit = peekDomainByHost(app, host, now);
-    return hit === undefined ? lookupDomainByHost(app, host) : hit;
-  };
-
   /**
    * GET/HEAD on a branded domain: `/{slug}` in that domain's namespace only, every rule as on the
    * default domain. As fast: a domain and link in the cache are answered without awaiting.
@@ -118,8 +177,9 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
     try {
       if (host === null) return notFound(req, res);
       const now = Date.now();
-      let domain = domainOf(host, now);
-      if (domain instanceof Promise) domain = await domain;
+      // From the cache without awaiting when it is there.
+      const hit = peekDomainByHost(app, host, now);
+      const domain = hit === undefined ? await lookupDomainByHost(app, host) : hit;
       if (!domain) return notFound(req, res);
       const slug = path === "/" ? null : slugFromPath(path);
       if (slug === null) return domainNotFound(req, res, domain);
@@ -134,46 +194,26 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
     }
   }
 
-  // The fast path: GET/HEAD /{slug} and the share card's image are answered before Express sets
-  // anything up. Everything else (the other `/_` paths, the password POST, linktree pages) goes
-  // through the Express routes.
-  const ogImage = ogImageRoute(app, visits, trust);
-  const expressHandle = (r as unknown as { handle: (req: IncomingMessage, res: ServerResponse, done: () => void) => void }).handle.bind(r);
-  (r as unknown as { handle: typeof expressHandle }).handle = (req, res, done) => {
-    if (req.method === "GET" || req.method === "HEAD") {
-      const url = req.url ?? "/";
-      const q = url.indexOf("?");
-      const path = q < 0 ? url : url.slice(0, q);
-      if (path.startsWith("/_/og/")) return void ogImage(req, res, path);
-      const host = req.headers.host;
-      if (host !== undefined && host !== defaultHost && !path.startsWith("/_")) {
-        const branded = brandedHost(host);
-        if (branded !== undefined) return void serveBranded(req, res, branded, path);
-      }
-      if (!path.startsWith("/_") && path !== "/") {
-        const slug = slugFromPath(path);
-        if (slug === null) return notFound(req, res);
-        void serveSlug(req, res, slug, () => expressHandle(req, res, done));
-        return;
-      }
-    }
-    expressHandle(req, res, done);
-  };
+  return { serveSlug, serveBranded };
+}
 
-  mountOwnPaths(r, app, visits);
+/** The Express routes: the password form's post, linktree pages, 404 for the rest, and plain error pages. */
+function mountRoutes(r: express.Express, ctx: HostContext, opts: RedirectOptions) {
+  const { app, visits } = ctx;
+  const { notFound, unavailable } = visits;
 
-  // The password form's submission (service.md: request shape not shown; decisions §4).
+  // The password form's submission.
   r.post("/:slug", express.urlencoded({ extended: false, limit: "8kb", parameterLimit: 20 }), async (req, res) => {
     const slug = slugFromPath(req.path);
     if (slug === null) return notFound(req, res);
     try {
       // On a branded domain, that domain's namespace (its own links only: no linktrees there).
-      const host = brandedHost(req.headers.host);
+      const host = ctx.brandedHost(req.headers.host);
       const domain = host === undefined ? undefined : host === null ? null : await lookupDomainByHost(app, host);
       if (domain === null) return notFound(req, res);
       const link = await lookupLinkBySlug(app, slug, domain);
       if (!link || link.kind === "linktree" || (domain && link.kind !== "link")) return notFound(req, res);
-      await submitPassword(app, visits, req, res, link, readVisitor(req, config, trust));
+      await submitPassword(app, visits, req, res, link, readVisitor(req, app.config, ctx.trust));
     } catch (e) {
       unavailable(req, res, e);
     }
@@ -185,7 +225,7 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
     try {
       const link = slug === null ? null : await lookupLinkBySlug(app, slug);
       if (!link || link.kind !== "linktree" || !opts.linktreePage) return notFound(req, res);
-      const v = readVisitor(req, config, trust);
+      const v = readVisitor(req, app.config, ctx.trust);
       let counted = false;
       const countView = (send: () => void) => {
         if (counted) return send();
@@ -206,5 +246,4 @@ export function createRedirectApp(app: AppServices, opts: { linktreePage?: Linkt
     if (status === 500) app.log.error({ err }, "redirect host error");
     sendHtml(res, status, page("Error", status === 500 ? "<h1>Something went wrong</h1>" : "<h1>Bad request</h1>"), req.method === "HEAD");
   });
-  return r;
 }

@@ -3,7 +3,9 @@ import type { GeoInfo } from "../../lib/geo";
 import { clickTs } from "../../lib/ids";
 import type { Segment } from "../click-spool";
 
-export type Rule = "ios" | "android" | "geo" | "url" | "expiration_url" | "expired_404";
+import type { Rule } from "../../domain/redirect-decision";
+
+export type { Rule };
 
 /** Which trusted edge network's viewer headers are read ("none": GeoIP by address instead). */
 export type EdgeMode = "none" | "cloudfront" | "cloudflare";
