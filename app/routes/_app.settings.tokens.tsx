@@ -11,8 +11,18 @@ import { requireActor } from "../lib/session.server";
 export async function loader({ context, request }: LoaderFunctionArgs) {
   const actor = await requireActor(context, request);
   // Each token with the workspace it acts in.
-  const { tokens } = await load(request, () => context.caller.token.listWithWorkspace());
-  return { tokens, plan: actor.plan };
+  const { tokens, scopes } = await load(request, () => context.caller.token.listWithWorkspace());
+  return { tokens, scopes, plan: actor.plan };
+}
+
+/** The two presets: every scope (the token made without a list), or every scope that only reads. */
+const isRead = (scope: string) => scope.endsWith(":read");
+
+/** A token's scopes in words: the preset it matches, else the list. */
+function describeScopes(scopes: string[], all: string[]): string {
+  if (all.every((s) => scopes.includes(s))) return "full access";
+  if (scopes.length && all.filter(isRead).every((s) => scopes.includes(s)) && scopes.every(isRead)) return "read only";
+  return scopes.length ? scopes.join(", ") : "none (account only)";
 }
 
 type ActionData = { intent: string; error?: FormError; created?: { token: string; name: string }; ok?: string };
@@ -25,13 +35,20 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
     const r = await attempt(request, () => context.caller.token.revoke({ id: String(form.get("id") ?? "") }));
     return r.ok ? { intent, ok: "Token revoked. It stops working at once." } : { intent, error: r.error };
   }
-  const r = await attempt(request, () => context.caller.token.create({ name: String(form.get("name") ?? "") }));
+  // Works without JavaScript: the preset is a radio button, the custom choice a set of checkboxes.
+  const access = String(form.get("access") ?? "full");
+  const name = String(form.get("name") ?? "");
+  const r = await attempt(request, async () => {
+    if (access === "full") return context.caller.token.create({ name });
+    const scopes = access === "read" ? (await context.caller.token.listWithWorkspace()).scopes.filter(isRead) : form.getAll("scopes").map((v) => String(v));
+    return context.caller.token.create({ name, scopes: scopes as NonNullable<Parameters<typeof context.caller.token.create>[0]["scopes"]> });
+  });
   // The value exists only in this answer: it is shown once and never stored in clear.
   return r.ok ? { intent: "create", created: { token: r.value.token, name: r.value.record.name } } : { intent: "create", error: r.error };
 }
 
 export default function Tokens() {
-  const { tokens, plan } = useLoaderData<typeof loader>();
+  const { tokens, scopes, plan } = useLoaderData<typeof loader>();
   // The workspace a new token would act in: the one the layout's switcher shows.
   const current = useRouteLoaderData<typeof layoutLoader>("routes/_app")?.workspaces.find((w) => w.current);
   const data = useActionData<typeof action>();
@@ -86,6 +103,36 @@ export default function Tokens() {
           placeholder="CI deploy"
           errors={fieldErrors(data?.intent === "create" ? data.error : null, "name")}
         />
+        <fieldset className="space-y-1">
+          <legend className="label">Access</legend>
+          <label className="flex items-center gap-2 text-sm">
+            <input type="radio" name="access" value="full" defaultChecked /> Full access: links, linktrees, analytics, domains and webhooks
+          </label>
+          <label className="flex items-center gap-2 text-sm">
+            <input type="radio" name="access" value="read" /> Read only: reads everything, changes nothing
+          </label>
+          <label className="flex items-center gap-2 text-sm">
+            <input type="radio" name="access" value="custom" /> Only the scopes checked below
+          </label>
+        </fieldset>
+        <fieldset
+          className="space-y-1"
+          aria-describedby={fieldErrors(data?.intent === "create" ? data.error : null, "scopes").length ? "scopes-err" : undefined}
+        >
+          <legend className="label">Scopes (with “Only the scopes checked below”)</legend>
+          <div className="grid grid-cols-2 gap-1 sm:grid-cols-3">
+            {scopes.map((scope) => (
+              <label key={scope} className="flex items-center gap-2 font-mono text-sm">
+                <input type="checkbox" name="scopes" value={scope} /> {scope}
+              </label>
+            ))}
+          </div>
+          {fieldErrors(data?.intent === "create" ? data.error : null, "scopes").map((m) => (
+            <p key={m} id="scopes-err" className="text-sm text-red-700 dark:text-red-400">
+              {m}
+            </p>
+          ))}
+        </fieldset>
         <button type="submit" name="intent" value="create" className="btn-primary" disabled={atLimit}>
           Create token
         </button>
@@ -104,6 +151,7 @@ export default function Tokens() {
                 <th scope="col">Name</th>
                 <th scope="col">Token</th>
                 <th scope="col">Workspace</th>
+                <th scope="col">Scopes</th>
                 <th scope="col">Created</th>
                 <th scope="col">Last used</th>
                 <th scope="col">
@@ -117,6 +165,7 @@ export default function Tokens() {
                   <td className="font-medium">{t.name}</td>
                   <td className="font-mono">{t.prefix}…</td>
                   <td>{t.workspace ? workspaceLabel(t.workspace) : "deleted"}</td>
+                  <td data-testid="token-scopes">{describeScopes(t.scopes, scopes)}</td>
                   <td className="whitespace-nowrap">{formatDateTime(t.created_at)}</td>
                   <td className="whitespace-nowrap">{t.last_used_at ? formatDateTime(t.last_used_at) : "never"}</td>
                   <td>

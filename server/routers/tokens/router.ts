@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { router, sessionOnlyProcedure, contract } from "../../trpc/init";
 import { apiTokenOutput, createTokenInput, createTokenOutput, tokenIdInput } from "./tokens.schema";
+import { SCOPES } from "../../domain/scopes";
 import { createToken, listTokens, listTokensWithWorkspace, revokeToken } from "./tokens.service";
 
 const TAG = "tokens";
@@ -41,17 +42,18 @@ export const tokenRouter = router({
     .output(contract(createTokenOutput))
     .mutation(({ ctx, input }) => createToken(ctx.app.db, ctx.actor.userId, input.name, ctx.actor.workspaceId, input.scopes)),
 
-  /** No REST: the dashboard's list, with the workspace each token acts in. */
+  /** No REST: the dashboard's list, with the workspace each token acts in, and the scopes a new token can have. */
   listWithWorkspace: sessionOnlyProcedure
     .input(z.object({}).optional())
     .output(
       contract(
         z.object({
           tokens: z.array(apiTokenOutput.extend({ workspace: z.object({ id: z.string(), name: z.string().nullable(), personal: z.boolean() }).nullable() })),
+          scopes: z.array(z.enum(SCOPES)),
         }),
       ),
     )
-    .query(async ({ ctx }) => ({ tokens: await listTokensWithWorkspace(ctx.app.db, ctx.actor.userId) })),
+    .query(async ({ ctx }) => ({ tokens: await listTokensWithWorkspace(ctx.app.db, ctx.actor.userId), scopes: [...SCOPES] })),
 
   revoke: sessionOnlyProcedure
     .meta({
