@@ -10,6 +10,7 @@ import http from "node:http";
 import path from "node:path";
 import { ConfigError, parseConfig, type Config } from "./config";
 import { openDatabase } from "../db/client";
+import { LINK_CHANNEL } from "./core/services";
 import { ADMIN_PATH, ADMIN_SECRET_HEADER, readAdminEndpointInfo, type AdminEndpointInfo } from "./admin/endpoint";
 import { CommandError, commandFailure, email, importFormat, parse, queueImport, runAdminCommand, USAGE } from "./admin/commands";
 import { IMPORT_MAX_BYTES, IMPORT_MAX_MB } from "./routers/imports/csv-file";
@@ -141,7 +142,11 @@ async function importHere(config: Config, args: ImportArgs, upload: string): Pro
       leaseOwner: owner,
     });
     const show = progressPrinter(job.id);
-    const deps = { db: database.db, config, driver: database.driver };
+    // This process has no caches of its own: the servers' caches hear of each new link on their channel.
+    const invalidateSlugs = async (keys: string[]) => {
+      for (const key of keys) await database.notify(LINK_CHANNEL, key);
+    };
+    const deps = { db: database.db, config, invalidateSlugs, driver: database.driver };
     // The workspace's imports run one at a time: wait for the earlier ones (a server may run this one meanwhile).
     for (let said = false; job.status === "queued"; await sleep(500)) {
       const turn = await claimJob(database.db, job.id, owner, database.driver === "pglite");

@@ -1,11 +1,11 @@
 import { and, count, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
-import { apiTokens, domains, emailCodes, importJobs, links, linktreeItems, linktrees, memberships, sessions, users, workspaces } from "../../../db/schema";
+import { apiTokens, domains, emailCodes, importJobs, linktreeItems, linktrees, memberships, sessions, users, workspaces } from "../../../db/schema";
 import { AppError, isUniqueViolation, notFound } from "../../domain/errors";
 import { consumeCodeMail } from "../../lib/rate-limit";
 import { normalizeEmail } from "../../lib/users";
 import { checkNoLoops } from "../links/links.service";
-import { linkCacheKey } from "../../core/lookup";
+import { afterLinkCommit, deleteWorkspaceLinks, linkTx } from "../links/link-store";
 import type { AppServices } from "../../core/services";
 import type { Actor, Context } from "../../trpc/context";
 import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "../auth/email-codes";
@@ -88,14 +88,10 @@ export async function purgeWorkspace(tx: DbOrTx, workspaceId: string, into: Purg
   // First, so an import running on any instance finds its job gone at its next batch (the batch locks
   // the job row before inserting) and stops instead of adding links to a workspace that is going away.
   await tx.delete(importJobs).where(eq(importJobs.workspaceId, workspaceId));
-  const live = await tx
-    .select({ slug: links.slug, domainId: links.domainId })
-    .from(links)
-    .where(and(eq(links.workspaceId, workspaceId), isNull(links.deletedAt)));
   const trees = tx.select({ id: linktrees.id }).from(linktrees).where(eq(linktrees.workspaceId, workspaceId));
   await tx.delete(linktreeItems).where(inArray(linktreeItems.linktreeId, trees));
   await tx.delete(linktrees).where(eq(linktrees.workspaceId, workspaceId));
-  await tx.delete(links).where(eq(links.workspaceId, workspaceId));
+  await deleteWorkspaceLinks(linkTx(tx, into.cacheKeys), workspaceId);
   const gone = await tx.delete(domains).where(eq(domains.workspaceId, workspaceId)).returning({ id: domains.id });
   await tx
     .update(apiTokens)
@@ -104,7 +100,6 @@ export async function purgeWorkspace(tx: DbOrTx, workspaceId: string, into: Purg
   await tx.update(sessions).set({ workspaceId: null }).where(eq(sessions.workspaceId, workspaceId));
   // Memberships and invitations go with the workspace (ON DELETE CASCADE).
   await tx.delete(workspaces).where(eq(workspaces.id, workspaceId));
-  into.cacheKeys.push(...live.map((l) => linkCacheKey(l.domainId, l.slug)));
   into.domains += gone.length;
   return into;
 }
@@ -112,7 +107,7 @@ export async function purgeWorkspace(tx: DbOrTx, workspaceId: string, into: Purg
 /** After a committed purge: its short links stop on every instance, its domains stop being served and its tokens stop working. */
 export async function dropCaches(app: AppServices, purged: Purged): Promise<void> {
   await app.invalidateCredentials();
-  await app.invalidateSlugs(purged.cacheKeys);
+  await afterLinkCommit(app, purged.cacheKeys);
   if (purged.domains) await app.invalidateDomains();
 }
 

@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const deps = () => ({ db: t.app.db, config: t.app.config, driver: t.app.database.driver });
+const deps = () => ({ db: t.app.db, config: t.app.config, invalidateSlugs: t.app.invalidateSlugs, driver: t.app.database.driver });
 const rnd = () => Math.random().toString(36).slice(2, 8);
 const exportOf = (u: TestUser) => text(exportLinksCsv(t.app.db, t.app.config, u.workspaceId));
 

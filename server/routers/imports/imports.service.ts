@@ -11,9 +11,10 @@ import { newId, newLinkId, randomString, BASE36 } from "../../lib/ids";
 import { pickFreeDomainSlug, pickFreeSlugs } from "../../lib/slugs";
 import { linkCacheKey } from "../../core/lookup";
 import type { Logger } from "../../lib/log";
-import { LINK_CHANNEL } from "../../core/services";
+import type { AppServices } from "../../core/services";
 import { createLinkInput, type CreateLinkInput } from "../links/links.schema";
 import { checkNoLoops, PUBLIC_WORKSPACE_ID, shortUrl } from "../links/links.service";
+import { inLinkTransaction, insertImportedLinks, type LinkTx } from "../links/link-store";
 import { lockWorkspace } from "../workspaces/workspace-lock";
 import { csvRecords, fileDelimiter, fileError, IMPORT_MAX_BYTES, inspectFile, type FileInspection } from "./csv-file";
 import { defaultMapping, detectFormat, IMPORT_FORMATS, readRow, type ImportFormat, type Mapping } from "./formats";
@@ -24,7 +25,8 @@ export const MAX_STORED_REJECTS = 10_000;
 /** How long a claimed job stays with its instance without news; every committed batch renews it. */
 export const LEASE_MS = 60_000;
 
-export type ImportDeps = { db: Db; config: Config; log?: Logger; driver?: "pglite" | "postgres" };
+/** What a job needs to run; `invalidateSlugs` drops the new links' cached "unknown slug" once each batch commits. */
+export type ImportDeps = { db: Db; config: Config; invalidateSlugs: AppServices["invalidateSlugs"]; log?: Logger; driver?: "pglite" | "postgres" };
 type JobRow = typeof importJobs.$inferSelect;
 
 const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
@@ -386,7 +388,8 @@ type Target = { p: Placed; domainId: string | null; domainName: string | null; s
  * links to its URL (so a second run of a file creates nothing), else gets a generated slug. The
  * unique indexes decide races with concurrent writers (ON CONFLICT DO NOTHING, then a second look).
  */
-async function placeRows(tx: DbOrTx, ctx: PlaceContext, rows: Placed[]): Promise<BatchOutcome> {
+async function placeRows(lt: LinkTx, ctx: PlaceContext, rows: Placed[]): Promise<BatchOutcome> {
+  const tx = lt.db;
   const { workspaceId } = ctx;
   const out: BatchOutcome = { created: [], skipped: 0, rejects: [], moved: [] };
   const now = Date.now();
@@ -497,19 +500,7 @@ async function placeRows(tx: DbOrTx, ctx: PlaceContext, rows: Placed[]): Promise
       created_at: p.createdAt ?? now,
       updated_at: Math.max(now, p.createdAt ?? now),
     }));
-    // One JSON parameter for the whole batch: a thousand rows' worth of bound parameters costs more to build than to insert.
-    const inserted = new Set(
-      rowsOf<{ id: string }>(
-        await tx.execute(sql`
-          insert into links (id, workspace_id, slug, domain_id, url, kind, title, tags, expires_at, expiration_url, targeting, og_title, og_description, og_image, created_at, updated_at)
-          select r.id, ${workspaceId}, r.slug, r.domain_id, r.url, 'link', r.title, r.tags, r.expires_at, r.expiration_url, r.targeting, r.og_title, r.og_description, r.og_image, r.created_at, r.updated_at
-          from json_to_recordset(${json(values)}::json) as r(
-            id text, slug text, domain_id text, url text, title text, tags text[], expires_at bigint, expiration_url text, targeting jsonb, og_title text, og_description text,
-            og_image text, created_at bigint, updated_at bigint)
-          on conflict do nothing
-          returning id`),
-      ).map((r) => r.id),
-    );
+    const inserted = await insertImportedLinks(lt, workspaceId, values);
     const lost: Target[] = [];
     toInsert.forEach((t, i) => {
       if (!inserted.has(values[i].id)) return void lost.push(t);
@@ -593,7 +584,8 @@ export type JobProgress = Pick<ImportJobDto, "rows" | "rows_done" | "created" | 
  * A stop at any point either committed all of it or none of it. Null: the job is no longer ours.
  */
 async function commitBatch(deps: ImportDeps, job: JobRow, ctx: PlaceContext, owner: string, from: number, batch: Checked[]): Promise<JobProgress | null> {
-  return deps.db.transaction(async (tx) => {
+  return inLinkTransaction(deps, async (lt) => {
+    const tx = lt.db;
     // The workspace before the job row, in the order its deletion takes them; gone: so is the job.
     if (!(await lockWorkspace(tx, job.workspaceId))) return null;
     const now = Date.now();
@@ -604,7 +596,7 @@ async function commitBatch(deps: ImportDeps, job: JobRow, ctx: PlaceContext, own
       .returning({ rejected: importJobs.rejected, moved: sql<number>`jsonb_array_length(${importJobs.moved})` });
     if (!locked) return null;
     const ok = batch.flatMap((c) => ("ok" in c ? [c.ok] : []));
-    const outcome = await placeRows(tx, ctx, ok);
+    const outcome = await placeRows(lt, ctx, ok);
     const rejects = [...batch.flatMap((c) => ("reject" in c ? [c.reject] : [])), ...outcome.rejects].sort((a, b) => a.row - b.row);
     const room = Math.max(0, MAX_STORED_REJECTS - locked.rejected);
     const [row] = await tx
@@ -628,8 +620,6 @@ async function commitBatch(deps: ImportDeps, job: JobRow, ctx: PlaceContext, own
         skipped: importJobs.skipped,
         rejected: importJobs.rejected,
       });
-    // Every instance drops a cached "unknown slug" for the new links when this commits.
-    if (outcome.created.length) await tx.execute(sql`select pg_notify(${LINK_CHANNEL}, s) from json_array_elements_text(${json(outcome.created)}::json) s`);
     return row;
   });
 }

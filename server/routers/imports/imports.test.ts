@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const deps = () => ({ db: t.app.db, config: t.app.config, driver: t.app.database.driver });
+const deps = () => ({ db: t.app.db, config: t.app.config, invalidateSlugs: t.app.invalidateSlugs, driver: t.app.database.driver });
 
 /** A file's content into a fresh upload of DATA_DIR. */
 async function upload(content: string | Buffer): Promise<string> {

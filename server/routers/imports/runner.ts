@@ -154,7 +154,7 @@ export function startImportRunner(app: AppServices, opts: { pollMs?: number; bat
   const owner = newLeaseOwner();
   const pollMs = opts.pollMs ?? 1000;
   const embedded = app.database.driver === "pglite";
-  const deps: ImportDeps = { db: app.db, config: app.config, log: app.log, driver: app.database.driver };
+  const deps: ImportDeps = { db: app.db, config: app.config, invalidateSlugs: app.invalidateSlugs, log: app.log, driver: app.database.driver };
   let stopping = false;
   let wake: (() => void) | null = null;
   let timer: NodeJS.Timeout | undefined;

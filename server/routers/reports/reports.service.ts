@@ -1,4 +1,4 @@
-import { softDeleteLink } from "../links/links.service";
+import { inLinkTransaction, softDeleteLink } from "../links/link-store";
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { abuseReports, links } from "../../../db/schema";
@@ -156,7 +156,8 @@ export async function dismissReport(app: AppServices, reviewerId: string, id: st
  * whatever its workspace, and marks the link's open reports (this one included) link_deleted.
  */
 export async function deleteReportedLink(app: AppServices, reviewerId: string, id: string): Promise<ReportDto> {
-  const slug = await app.db.transaction(async (tx) => {
+  await inLinkTransaction(app, async (lt) => {
+    const tx = lt.db;
     const [report] = await tx.select({ linkId: abuseReports.linkId }).from(abuseReports).where(eq(abuseReports.id, id)).for("update");
     if (!report) throw notFound();
     const [link] = await tx
@@ -165,7 +166,7 @@ export async function deleteReportedLink(app: AppServices, reviewerId: string, i
       .where(eq(links.id, report.linkId))
       .for("update");
     // A linktree's page or item link is refused (409 LINKTREE_LINK_NOT_EDITABLE), as through the API.
-    const freed = link ? await softDeleteLink(tx, link) : null;
+    if (link) await softDeleteLink(lt, link);
     const now = Date.now();
     const review = { status: "link_deleted" as const, reviewedAt: now, reviewedBy: reviewerId };
     await tx
@@ -173,8 +174,6 @@ export async function deleteReportedLink(app: AppServices, reviewerId: string, i
       .set(review)
       .where(and(eq(abuseReports.linkId, report.linkId), eq(abuseReports.status, "open")));
     await tx.update(abuseReports).set(review).where(eq(abuseReports.id, id));
-    return freed;
   });
-  if (slug) await app.invalidateSlugs([slug]);
   return getReport(app.db, id);
 }
