@@ -8,7 +8,7 @@ import { createMetrics, type Metrics } from "../lib/metrics";
 import { LruCache } from "../lib/lru";
 import type { CacheEntry, DomainEntry } from "./lookup";
 import { startClickRecorder, type ClickRecorder } from "./clicks";
-import { startClickMaintenance } from "./click-partitions";
+import { startClickMaintenance } from "./click-pipeline/partitions";
 import { createReadRouting, type ReadRouting } from "./read-routing";
 import { createInvalidation } from "./invalidation";
 

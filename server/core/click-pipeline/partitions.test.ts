@@ -1,12 +1,12 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestServer, http, type TestServer, type TestUser } from "../test/harness";
-import { clickTs } from "../lib/ids";
-import type { ClickRecord } from "./clicks";
-import { clickPartitions, ensureClickPartitions, maintainClicks, monthStart } from "./click-partitions";
+import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+import { clickTs } from "../../lib/ids";
+import type { ClickRecord } from ".";
+import { clickPartitions, ensureClickPartitions, maintainClicks, monthStart } from "./partitions";
 
 /**
- * Issue 16.3: clicks partitioned by month (migration 0005), partitions made ahead, and
+ * Clicks partitioned by month (migration 0005), partitions made ahead, and
  * CLICK_RETENTION_DAYS dropping whole old months while analytics counts stay from the rollups.
  * On PGlite and on PostgreSQL (DATABASE_URL).
  */

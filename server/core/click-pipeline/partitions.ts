@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import type { Config } from "../config";
-import type { Logger } from "../lib/log";
-import { logSafeError } from "./clicks";
+import type { Db } from "../../../db/client";
+import type { Config } from "../../config";
+import type { Logger } from "../../lib/log";
+import { logSafeError } from "./types";
 
 /**
  * Upkeep of the month partitions of `clicks` (migration 0005): partitions are created ahead so

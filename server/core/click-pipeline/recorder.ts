@@ -3,7 +3,7 @@ import type { Database, Db } from "../../../db/client";
 import type { Config } from "../../config";
 import type { Logger } from "../../lib/log";
 import type { Metrics } from "../../lib/metrics";
-import { ClickSpool } from "../click-spool";
+import { ClickSpool } from "./spool";
 import { VisitorKeys } from "../visitor-keys";
 import { assignVisitorKeys, enrichBatch } from "./enrichment";
 import { SpillFiles, type Spilled } from "./spill";
@@ -42,7 +42,7 @@ export type RecorderOptions = {
    */
   maxBuffered?: number;
   /**
-   * The write-ahead spool (`DATA_DIR/click-wal`, see click-spool.ts): each click is appended
+   * The write-ahead spool (`DATA_DIR/click-wal`, see spool.ts): each click is appended
    * before its answer, so a crash loses none. On by default; `false` for the in-memory buffer only.
    */
   spool?: boolean | { fsyncMs?: number; segmentRecords?: number; segmentMs?: number; staleMs?: number };

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { Segment } from "../click-spool";
+import type { Segment } from "./spool";
 import { fixTs, segmentsOf, serializable, type Pending } from "./types";
 
 /** A spill file; `segs`: the spool segments its clicks are in (none for a file of an earlier run). */

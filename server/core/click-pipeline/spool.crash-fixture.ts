@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
-import { ClickSpool } from "./click-spool";
+import { ClickSpool } from "./spool";
 
 /**
- * A process that crashes with clicks in its spool (click-spool.test.ts): appends each line of
+ * A process that crashes with clicks in its spool (spool.test.ts): appends each line of
  * the file given, writes them, then kills itself with SIGKILL, leaving no chance to clean up.
- * Usage: node --import tsx click-spool.crash-fixture.ts <dataDir> <linesFile>
+ * Usage: node --import tsx spool.crash-fixture.ts <dataDir> <linesFile>
  */
 const [dataDir, linesFile] = process.argv.slice(2);
 const spool = new ClickSpool(dataDir, (e) => {

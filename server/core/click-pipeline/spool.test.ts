@@ -5,14 +5,14 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { count, eq, sum } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clickRollups, clicks } from "../../db/schema";
-import { tempDataDir } from "../../db/test-db";
-import { createTestApp, type TestApp } from "../test/harness";
-import { clickTs } from "../lib/ids";
-import { PEOPLE } from "../redirect/ua-fixtures";
-import { enrichVisit, startClickRecorder, type Visit } from "./clicks";
-import { ClickSpool } from "./click-spool";
-import type { AppServices } from "./services";
+import { clickRollups, clicks } from "../../../db/schema";
+import { tempDataDir } from "../../../db/test-db";
+import { createTestApp, type TestApp } from "../../test/harness";
+import { clickTs } from "../../lib/ids";
+import { PEOPLE } from "../../redirect/ua-fixtures";
+import { enrichVisit, startClickRecorder, type Visit } from ".";
+import { ClickSpool } from "./spool";
+import type { AppServices } from "../services";
 
 let t: TestApp;
 beforeAll(async () => void (t = await createTestApp()));
@@ -51,7 +51,7 @@ const spoolTree = (dataDir: string) => {
 function crashWith(dataDir: string, lines: string[]) {
   const file = path.join(dataDir, "lines.txt");
   writeFileSync(file, lines.join("\n"));
-  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(here, "click-spool.crash-fixture.ts"), dataDir, file], { encoding: "utf8" });
+  const r = spawnSync(process.execPath, ["--import", "tsx", path.join(here, "spool.crash-fixture.ts"), dataDir, file], { encoding: "utf8" });
   expect(r.signal, r.stderr).toBe("SIGKILL");
 }
 

@@ -1,7 +1,7 @@
 import type { EdgeInfo, Place } from "../../lib/edge";
 import type { GeoInfo } from "../../lib/geo";
 import { clickTs } from "../../lib/ids";
-import type { Segment } from "../click-spool";
+import type { Segment } from "./spool";
 
 import type { Rule } from "../../domain/redirect-decision";
 

@@ -16,7 +16,6 @@ const NOT_YET_REWRITTEN = new Set([
   "server/core/services.ts",
   "server/core/click-pipeline/storage.ts",
   "server/core/invalidation.test.ts",
-  "server/core/click-partitions.test.ts",
   "server/redirect/share-card.ts",
   "server/redirect/decide.test.ts",
   "server/redirect/own-paths.ts",
