@@ -49,10 +49,7 @@ async function main() {
       force.unref();
       await running.close(); // stop accepting, finish in-flight requests
       await imports.stop(); // finish the import batch in progress, give the job back
-      await app.clicks?.close(); // flush buffered clicks
-      await app.limits.close();
-      app.mail.close();
-      await app.reads.close();
+      await app.close(); // flush buffered clicks, then rate limits, mail, read routing
       await database.close();
       app.log.info("stopped");
       process.exit(exitCode);
