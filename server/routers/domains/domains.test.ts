@@ -616,14 +616,14 @@ describe("/openapi.json", () => {
   it("declares the domain operations with every status they answer, and `domain` on link bodies", async () => {
     const doc = (await http(`${t.api}/openapi.json`)).json;
     const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).sort();
-    expect(statuses("/domains", "get")).toEqual(["200", "400", "401", "429", "500", "503"]);
-    expect(statuses("/domains", "post")).toEqual(["201", "400", "401", "409", "413", "415", "429", "500", "503"]);
-    expect(statuses("/domains/{id}/verify", "post")).toEqual(["200", "400", "401", "404", "409", "413", "415", "429", "500", "503"]);
+    expect(statuses("/domains", "get")).toEqual(["200", "400", "401", "403", "429", "500", "503"]);
+    expect(statuses("/domains", "post")).toEqual(["201", "400", "401", "403", "409", "413", "415", "429", "500", "503"]);
+    expect(statuses("/domains/{id}/verify", "post")).toEqual(["200", "400", "401", "403", "404", "409", "413", "415", "429", "500", "503"]);
     expect(doc.paths["/domains"].post.description).toMatch(/DOMAIN_LIMIT/);
     expect(doc.paths["/domains/{id}/verify"].post.description).toMatch(/DOMAIN_TAKEN/);
     expect(doc.paths["/domains"].post.responses["409"].description).toMatch(/DOMAIN_LIMIT/);
-    expect(statuses("/domains/{id}", "patch")).toEqual(["200", "400", "401", "404", "413", "415", "429", "500", "503"]);
-    expect(statuses("/domains/{id}", "delete")).toEqual(["204", "400", "401", "404", "409", "429", "500", "503"]);
+    expect(statuses("/domains/{id}", "patch")).toEqual(["200", "400", "401", "403", "404", "413", "415", "429", "500", "503"]);
+    expect(statuses("/domains/{id}", "delete")).toEqual(["204", "400", "401", "403", "404", "409", "429", "500", "503"]);
     const domain = doc.paths["/domains"].post.responses["201"].content["application/json"].schema;
     expect(Object.keys(domain.properties).sort()).toEqual(["created_at", "id", "name", "not_found_url", "verification", "verified", "verified_at"]);
     expect(domain.properties.not_found_url.format).toBe("uri");
