@@ -128,4 +128,26 @@ describe("dashboard downloads and file forms", () => {
     expect(refused.text).toContain("must be a PNG, JPEG or WebP image");
     expect((await http(`${t.api}/account`, { headers: a.cookie })).json.user.avatar_url).toBe(url);
   });
+
+  it("the import page shows the server's refusal of a file with its status (507 when the disk has no room); a forged refusal is no 500", async () => {
+    const a = await signIn(t, "refusal-a@example.com");
+    const post = (fields: Record<string, string>) =>
+      http(`${t.appUrl}/links/import`, {
+        method: "POST",
+        headers: { ...a.cookie, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const full = await post({
+      step: "uploaded",
+      upload_error: JSON.stringify({ error: "INSUFFICIENT_STORAGE", fields: { file: ["cannot be stored now: the server is short of disk space"] } }),
+      upload_status: "507",
+    });
+    expect(full.status).toBe(507);
+    expect(full.text).toContain("cannot be stored now");
+    for (const upload_error of ["{not json", JSON.stringify({ error: 5, fields: { file: "not a list" } })]) {
+      const forged = await post({ step: "uploaded", upload_error, upload_status: "999" });
+      expect(forged.status).toBe(200);
+      expect(forged.text).not.toContain("INTERNAL_ERROR");
+    }
+  });
 });
