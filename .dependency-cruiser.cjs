@@ -60,6 +60,15 @@ module.exports = {
       to: { path: notTest },
     },
     {
+      name: "resource-through-its-index",
+      severity: "error",
+      comment:
+        "A resource folder of server/routers/ reaches another resource only through that folder's index.ts: " +
+        "the index says what other resources may use; schemas, services and stores behind it stay free to change.",
+      from: { path: "^server/routers/([^/]+)/", pathNot: notTest },
+      to: { path: "^server/routers/[^/]+/", pathNot: ["^server/routers/$1/", "^server/routers/[^/]+/index\\.ts$"] },
+    },
+    {
       name: "no-unresolvable",
       severity: "error",
       from: {},

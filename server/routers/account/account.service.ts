@@ -4,11 +4,11 @@ import { apiTokens, domains, emailCodes, importJobs, linktreeItems, linktrees, m
 import { AppError, isUniqueViolation, notFound } from "../../domain/errors";
 import { consumeCodeMail } from "../../lib/rate-limit";
 import { normalizeEmail } from "../../lib/users";
-import { checkNoLoops } from "../links/links.service";
-import { afterLinkCommit, deleteWorkspaceLinks, linkTx } from "../links/link-store";
+import { checkNoLoops } from "../links";
+import { afterLinkCommit, deleteWorkspaceLinks, linkTx } from "../links";
 import type { AppServices } from "../../core/services";
 import type { Actor, Context } from "../../trpc/context";
-import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "../auth/email-codes";
+import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "../auth";
 import type { AccountDto } from "./account.schema";
 
 const emailInUse = () => new AppError("EMAIL_IN_USE", { message: "e-mail address belongs to another account" });

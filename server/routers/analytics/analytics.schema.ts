@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { text } from "../../lib/input";
-import { linkIdSchema } from "../links/links.schema";
+import { linkIdSchema } from "../links";
 
 /**
  * `from`/`to`: optional ms-epoch query strings, inclusive. Query values

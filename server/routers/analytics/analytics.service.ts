@@ -4,7 +4,7 @@ import { clickRetention, clickRollups, clicks, links } from "../../../db/schema"
 import { notFound } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
-import { findOwnLink } from "../links/links.service";
+import { findOwnLink } from "../links";
 import type { ClickEventDto, WorkspaceClickEventDto } from "./analytics.schema";
 
 export const HOUR_MS = 3_600_000;

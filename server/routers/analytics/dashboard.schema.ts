@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { text } from "../../lib/input";
-import { linkIdSchema } from "../links/links.schema";
+import { linkIdSchema } from "../links";
 import { RULES } from "./analytics.schema";
 
 /** A filter value that selects clicks where the dimension is unknown (no country, no referrer…). */

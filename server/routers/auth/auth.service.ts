@@ -4,9 +4,9 @@ import { isUniqueViolation } from "../../domain/errors";
 import { consumeCodeMail } from "../../lib/rate-limit";
 import { createUserWithWorkspace, normalizeEmail } from "../../lib/users";
 import type { Context } from "../../trpc/context";
-import { getAccount } from "../account/account.service";
-import type { AccountDto } from "../account/account.schema";
-import { startLoginSession } from "../sessions/sessions.service";
+import { getAccount } from "../account";
+import type { AccountDto } from "../account";
+import { startLoginSession } from "../sessions";
 import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "./email-codes";
 import { beginPendingSignIn, endPendingSignIn, pendingSignInHash } from "./pending-sign-in";
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError } from "../../domain/errors";
 import { isCrossSiteWrite } from "../../core/auth";
 import { publicProcedure, router, sessionOnlyProcedure, contract } from "../../trpc/init";
-import { accountOutput } from "../account/account.schema";
+import { accountOutput } from "../account";
 import { startInput, verifyInput } from "./auth.schema";
 import { logout, startSignIn, verifySignIn } from "./auth.service";
 

@@ -12,7 +12,7 @@ import type { Actor } from "../../trpc/context";
 import type { RuntimeCheck } from "../../trpc/init";
 import type { FieldIssue } from "../../lib/input";
 import type { CreateDomainInput, DomainDto, UpdateDomainInput } from "./domains.schema";
-import { lockWorkspaceOrNotFound } from "../workspaces/workspace-lock";
+import { lockWorkspaceOrNotFound } from "../workspaces";
 
 export type DomainRow = typeof domains.$inferSelect;
 

@@ -1,10 +1,10 @@
 import { Readable } from "node:stream";
-import { and, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { clickRollups, links } from "../../../db/schema";
 import type { Config } from "../../config";
 import { csvStream, type CsvRecord } from "../../lib/csv";
-import { linkDtos, type LinkRow } from "../links/links.service";
+import { linkDtos, workspaceLinks, type LinkRow } from "../links";
 
 /**
  * The export's columns, which the `generic` import format reads back (formats.ts), so a file imports
@@ -41,7 +41,7 @@ const iso = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString(
 async function* exportRows(db: DbOrTx, config: Config, workspaceId: string): AsyncGenerator<CsvRecord> {
   let after: { createdAt: number; id: string } | null = null;
   for (;;) {
-    const own = and(eq(links.workspaceId, workspaceId), eq(links.kind, "link"), isNull(links.deletedAt));
+    const own = workspaceLinks(workspaceId);
     const page: LinkRow[] = await db
       .select()
       .from(links)

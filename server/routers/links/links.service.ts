@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links } from "../../../db/schema";
 import { base, type Config } from "../../config";
@@ -8,11 +8,12 @@ import { consume } from "../../lib/rate-limit";
 import { isOnHost } from "../../lib/urls";
 import { isObject, type FieldIssue } from "../../lib/input";
 import type { AppServices } from "../../core/services";
-import { domainNames, usableDomain } from "../domains/domains.service";
-import { lockWorkspaceOrNotFound } from "../workspaces/workspace-lock";
+import { domainNames, usableDomain } from "../domains";
+import { lockWorkspaceOrNotFound } from "../workspaces";
 import type { Actor, Context } from "../../trpc/context";
 import { inLinkTransaction, linkTx, type LinkRow, type NewLink } from "./link-store";
 import * as store from "./link-store";
+import { workspaceLinks } from "./link-status";
 import type { CreateLinkInput, LinkDto, UpdateLinkInput } from "./links.schema";
 
 export const PUBLIC_WORKSPACE_ID = "public";
@@ -127,11 +128,7 @@ export async function createLink(ctx: Context, actor: Actor | null, input: Creat
 /** A listing read: the read replica when one is set and has the workspace's own writes (read-routing.ts). */
 export async function listLinks(app: AppServices, actor: Actor): Promise<LinkDto[]> {
   return app.reads.run(actor.workspaceId, async (db) => {
-    const rows = await db
-      .select()
-      .from(links)
-      .where(and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"), isNull(links.deletedAt)))
-      .orderBy(desc(links.createdAt), desc(links.id));
+    const rows = await db.select().from(links).where(workspaceLinks(actor.workspaceId)).orderBy(desc(links.createdAt), desc(links.id));
     return linkDtos(db, app.config, rows);
   });
 }

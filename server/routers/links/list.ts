@@ -1,13 +1,14 @@
-import { and, arrayContains, asc, count, desc, eq, gte, ilike, inArray, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, arrayContains, asc, count, desc, eq, gte, ilike, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../../db/client";
 import { clickRollups, domains, links } from "../../../db/schema";
 import { AppError, validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { authedProcedure, contract } from "../../trpc/init";
-import { countClicks } from "../analytics/analytics.service";
+import { countClicks } from "../analytics";
 import { MAX_TAGS } from "./links.schema";
 import { expirySet, linkDtos } from "./links.service";
+import { expiredAt, unexpiredAt, workspaceLinks } from "./link-status";
 import { inLinkTransaction, softDeleteLink, updateLink, type LinkRow, type LinkTx } from "./link-store";
 import {
   bulkExpiryInput,
@@ -29,19 +30,16 @@ const DAY_MS = 86_400_000;
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => "\\" + c);
 
 const STATUS: Record<ListStatus, (now: number) => SQL> = {
-  active: (now) => or(isNull(links.expiresAt), sql`${links.expiresAt} > ${now}`)!,
-  expired: (now) => lte(links.expiresAt, now),
+  active: unexpiredAt,
+  expired: expiredAt,
   password: () => isNotNull(links.passwordHash),
   targeting: () => isNotNull(links.targeting),
   share_card: () => or(isNotNull(links.ogTitle), isNotNull(links.ogDescription), isNotNull(links.ogImage))!,
 };
 
-/** The workspace's live links of kind `link`: what the list shows before any filter. */
-const ownLinks = (workspaceId: string) => and(eq(links.workspaceId, workspaceId), eq(links.kind, "link"), isNull(links.deletedAt))!;
-
 /** Conditions of the filters, or null when they can match nothing (a domain the workspace does not have). */
 export async function filterConditions(db: Db, app: AppServices, workspaceId: string, input: ListInput, now: number): Promise<SQL[] | null> {
-  const where = [ownLinks(workspaceId)];
+  const where = [workspaceLinks(workspaceId)];
   const q = input.q?.trim();
   if (q) {
     const like = `%${likeEscape(q)}%`;
@@ -101,7 +99,7 @@ export async function listDashboardLinks(app: AppServices, actor: Actor, input: 
       db
         .selectDistinct({ tag: sql<string>`unnest(${links.tags})` })
         .from(links)
-        .where(ownLinks(ws)),
+        .where(workspaceLinks(ws)),
       db.select({ name: domains.name }).from(domains).where(eq(domains.workspaceId, ws)).orderBy(asc(domains.name)),
       where
         ? db

@@ -1,7 +1,7 @@
 import type { FieldIssue } from "../../lib/input";
 import type { RuntimeCheck } from "../../trpc/init";
 import type { Actor, Context } from "../../trpc/context";
-import { domainIssue } from "../domains/domains.service";
+import { domainIssue } from "../domains";
 import { EXPIRY_REQUIRED_MESSAGE, findOwnLink, loopIssues, PUBLIC_WORKSPACE_ID } from "./links.service";
 
 // The link checks that need the configuration or the stored link, run on the raw body by

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { atLeastOne, body, text } from "../../lib/input";
 import { httpUrl } from "../../lib/urls";
-import { slugSchema, strictNumber } from "../links/links.schema";
-import { msQuery } from "../analytics/analytics.schema";
+import { slugSchema, strictNumber } from "../links";
+import { msQuery } from "../analytics";
 
 export const TITLE_MAX = 100;
 export const BIO_MAX = 300;

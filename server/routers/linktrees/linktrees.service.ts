@@ -5,10 +5,10 @@ import { notFound, validation } from "../../domain/errors";
 import { newId } from "../../lib/ids";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
-import { countClicks } from "../analytics/analytics.service";
-import { checkNoLoops, shortUrl } from "../links/links.service";
-import { deleteLinks, inLinkTransaction, insertLink, nextUpdatedAt, updateLink } from "../links/link-store";
-import { lockWorkspaceOrNotFound } from "../workspaces/workspace-lock";
+import { countClicks } from "../analytics";
+import { checkNoLoops, shortUrl } from "../links";
+import { deleteLinks, inLinkTransaction, insertLink, nextUpdatedAt, updateLink } from "../links";
+import { lockWorkspaceOrNotFound } from "../workspaces";
 import type {
   AnalyticsInput,
   CreateItemInput,

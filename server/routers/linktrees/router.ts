@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { authedProcedure, publicProcedure, router, runtimeChecks, type Meta, contract } from "../../trpc/init";
-import { noLoopChecks } from "../links/runtime-checks";
+import { noLoopChecks } from "../links";
 import {
   analyticsInput,
   analyticsOutput,

@@ -1,4 +1,4 @@
-import { inLinkTransaction, softDeleteLink } from "../links/link-store";
+import { inLinkTransaction, softDeleteLink } from "../links";
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { abuseReports, links } from "../../../db/schema";

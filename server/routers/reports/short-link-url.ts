@@ -1,4 +1,4 @@
-import { SLUG_RE } from "../links/links.schema";
+import { SLUG_RE } from "../links";
 
 const SCHEME_RE = /^[a-z][a-z0-9+.-]*:/i;
 

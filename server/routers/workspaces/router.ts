@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { publicProcedure, router, sessionOnlyProcedure, type Meta, contract } from "../../trpc/init";
-import { accountOutput } from "../account/account.schema";
+import { accountOutput } from "../account";
 import {
   acceptInviteInput,
   createInviteInput,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { body, text } from "../../lib/input";
-import { emailSchema } from "../account/account.schema";
+import { emailSchema } from "../account";
 
 export const NAME_MAX = 100;
 export const ROLES = ["owner", "member"] as const;

@@ -10,8 +10,8 @@ import { sha256 } from "../../lib/crypto";
 import { BASE36, BASE62, newWorkspaceId, randomString } from "../../lib/ids";
 import { inviteMail } from "../../lib/mail";
 import { normalizeEmail } from "../../lib/users";
-import { dropCaches, getAccount, purgeWorkspace } from "../account/account.service";
-import type { AccountDto } from "../account/account.schema";
+import { dropCaches, getAccount, purgeWorkspace } from "../account";
+import type { AccountDto } from "../account";
 import type { InviteDto, InvitePreviewDto, LocateType, MemberDto, Role, WorkspaceDto } from "./workspaces.schema";
 import { lockWorkspace } from "./workspace-lock";
 

@@ -1,0 +1,2 @@
+// What other resources may use of reports: nothing yet. Their files import reports only through here.
+export {};
