@@ -39,7 +39,7 @@ describe("every procedure declares the scope a token needs", () => {
     const reachable = procedures.filter(([, p]) => reachableByToken(p));
     // The walk sees the whole API: links, analytics, linktrees, domains and the account.
     expect(reachable.map(([path]) => path)).toEqual(
-      expect.arrayContaining(["link.create", "link.search", "analytics.workspace", "linktree.update", "domain.delete", "account.get"]),
+      expect.arrayContaining(["link.create", "link.suggest", "analytics.workspace", "linktree.update", "domain.delete", "account.get"]),
     );
     const undeclared = reachable.filter(([, p]) => !Object.hasOwn(p._def.meta ?? {}, "scope")).map(([path]) => path);
     expect(undeclared).toEqual([]);
@@ -97,9 +97,9 @@ describe("scoped tokens", () => {
 
   it("the tRPC endpoint checks the same scopes, for the dashboard's procedures too", async () => {
     const { headers } = await scopedToken(["analytics:read"]);
-    const search = await http(`${t.api}/trpc/link.search?input=${encodeURIComponent(JSON.stringify({}))}`, { headers });
-    expect(search.status).toBe(403);
-    expect(search.json.error.data.error).toBe("INSUFFICIENT_SCOPE");
+    const suggest = await http(`${t.api}/trpc/link.suggest?input=${encodeURIComponent(JSON.stringify({}))}`, { headers });
+    expect(suggest.status).toBe(403);
+    expect(suggest.json.error.data.error).toBe("INSUFFICIENT_SCOPE");
     const caller = t.caller(headers);
     await expect(caller.link.bulkDelete({ ids: ["abcdefgh"] })).rejects.toMatchObject({ publicCode: "INSUFFICIENT_SCOPE" });
   });
