@@ -5,6 +5,8 @@ import type { Actor, RequestInfo, ResponseSink } from "../domain/types";
 import { grantedScopes } from "../domain/scopes";
 import { sha256 } from "../lib/crypto";
 import { SESSION_COOKIE } from "../lib/lucia";
+import type { LruCache } from "../lib/lru";
+import { CacheReader } from "./cache-reader";
 import { parse as parseCookie } from "cookie";
 
 export type AuthResult = { actor: Actor | null; /** a credential was presented and is not valid */ invalid: boolean };
@@ -36,6 +38,24 @@ export function readSessionCookie(req: Pick<RequestInfo, "headers">): string | n
 /** A cached look-up is trusted this long at most (a lost notification cannot keep a revoked token alive longer). */
 const TOKEN_CACHE_MS = 60_000;
 
+type CachedToken = TokenEntry & { scopes?: string[] | null };
+
+/** One reader per token cache. Only valid tokens are kept (an unknown or revoked one is asked again). */
+const tokenReaders = new WeakMap<object, CacheReader<CachedToken, CachedToken | null>>();
+function tokenReader(cache: LruCache<TokenEntry>): CacheReader<CachedToken, CachedToken | null> {
+  let reader = tokenReaders.get(cache);
+  if (!reader) {
+    reader = new CacheReader<CachedToken, CachedToken | null>({
+      cache,
+      fresh: (entry, now) => entry.until > now,
+      valueOf: (entry) => entry,
+      entryOf: (value) => value ?? undefined,
+    });
+    tokenReaders.set(cache, reader);
+  }
+  return reader;
+}
+
 /**
  * The token, its user and the user's membership of the token's workspace, in one query, cached per
  * instance: a revoked token, or one whose user has left (or been removed from) its workspace, answers
@@ -48,31 +68,31 @@ async function resolveToken(app: AppServices, header: string): Promise<AuthResul
   if (!m) return { actor: null, invalid: true };
   const hash = sha256(m[1]);
   const now = Date.now();
-  let row: (TokenEntry & { scopes?: string[] | null }) | undefined = app.tokenCache.get(hash);
-  if (!row || row.until <= now) {
-    // A change committed while this look-up runs drops the cache after it read: then it is not stored.
-    const version = app.tokenCache.version;
-    const [found] = await app.db
-      .select({
-        id: apiTokens.id,
-        revokedAt: apiTokens.revokedAt,
-        lastUsedAt: apiTokens.lastUsedAt,
-        workspaceId: apiTokens.workspaceId,
-        userId: users.id,
-        plan: users.plan,
-        isAdmin: users.isAdmin,
-        role: memberships.role,
-        scopes: apiTokens.scopes,
-      })
-      .from(apiTokens)
-      .innerJoin(users, eq(users.id, apiTokens.userId))
-      .innerJoin(memberships, and(eq(memberships.workspaceId, apiTokens.workspaceId), eq(memberships.userId, apiTokens.userId)))
-      .where(eq(apiTokens.tokenHash, hash))
-      .limit(1);
-    if (!found || found.revokedAt !== null) return { actor: null, invalid: true };
-    row = { ...found, until: now + TOKEN_CACHE_MS };
-    if (app.tokenCache.version === version) app.tokenCache.set(hash, row);
-  }
+  const row = await tokenReader(app.tokenCache).read(
+    hash,
+    async (): Promise<CachedToken | null> => {
+      const [found] = await app.db
+        .select({
+          id: apiTokens.id,
+          revokedAt: apiTokens.revokedAt,
+          lastUsedAt: apiTokens.lastUsedAt,
+          workspaceId: apiTokens.workspaceId,
+          userId: users.id,
+          plan: users.plan,
+          isAdmin: users.isAdmin,
+          role: memberships.role,
+          scopes: apiTokens.scopes,
+        })
+        .from(apiTokens)
+        .innerJoin(users, eq(users.id, apiTokens.userId))
+        .innerJoin(memberships, and(eq(memberships.workspaceId, apiTokens.workspaceId), eq(memberships.userId, apiTokens.userId)))
+        .where(eq(apiTokens.tokenHash, hash))
+        .limit(1);
+      return found && found.revokedAt === null ? { ...found, until: now + TOKEN_CACHE_MS } : null;
+    },
+    now,
+  );
+  if (!row) return { actor: null, invalid: true };
   if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_INTERVAL_MS) {
     row.lastUsedAt = now;
     await app.db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id));

@@ -4,6 +4,7 @@ import type { Config } from "../config";
 import { isDatabaseUnavailable } from "../domain/errors";
 import type { Db } from "../../db/client";
 import type { LruCache } from "../lib/lru";
+import { CacheReader } from "./cache-reader";
 
 /** What a lookup needs of the app (the services container provides it). */
 export type LookupDeps = { db: Db; linkCache: LruCache<CacheEntry> };
@@ -38,77 +39,58 @@ export const CACHE_TTL_MS = 60_000;
 /** A known miss ("no live link has this slug"), kept with its time like a hit. */
 export type CachedMiss = { miss: true; cachedAt: number };
 export type CacheEntry = CachedLink | CachedMiss;
-const isMiss = (e: CacheEntry | DomainEntry): e is CachedMiss => "miss" in e;
 
 /** After a read fails because the database is unavailable, how long expired entries are served as they are. */
 export const OUTAGE_RETRY_MS = 5_000;
-/** Per link cache: until when the database is taken to be down (absent: it answered last). */
-const outages = new WeakMap<object, number>();
+
+/** One reader per cache: its outage state is the cache's. */
+const ttlReaders = new WeakMap<object, CacheReader<never, unknown>>();
+
+/** Entries are re-read after CACHE_TTL_MS; while the database is away they are served as they are. */
+function ttlEntries<V extends { cachedAt: number }>(cache: LruCache<V | CachedMiss>, answerAtOnce: boolean): CacheReader<V | CachedMiss, V | null> {
+  let reader = ttlReaders.get(cache) as CacheReader<V | CachedMiss, V | null> | undefined;
+  if (reader) return reader;
+  reader = new CacheReader<V | CachedMiss, V | null>({
+    cache,
+    fresh: (entry, now) => now - entry.cachedAt < CACHE_TTL_MS,
+    valueOf: (entry) => ("miss" in entry ? null : (entry as V)),
+    entryOf: (value, now) => value ?? { miss: true, cachedAt: now },
+    staleWhileError: { isUnavailable: isDatabaseUnavailable, retryMs: OUTAGE_RETRY_MS, answerAtOnce },
+  });
+  ttlReaders.set(cache, reader as unknown as CacheReader<never, unknown>);
+  return reader;
+}
 
 /**
  * The cached answer for a slug without touching the database: the link, null for a known miss,
  * undefined when it must be read. Lets the hot path answer a cache hit without awaiting.
  */
 export function peekLinkBySlug(app: LookupDeps, slug: string, now = Date.now()): CachedLink | null | undefined {
-  return peekLink(app, slug, now);
+  return ttlEntries<CachedLink>(app.linkCache, true).peek(slug, now);
 }
 
 /** `peekLinkBySlug` on a branded domain: that domain's namespace only. */
 export function peekLinkOnDomain(app: LookupDeps, domain: ServedDomain, slug: string, now = Date.now()): CachedLink | null | undefined {
-  return peekLink(app, domain.keyPrefix + slug, now);
-}
-
-function peekLink(app: LookupDeps, key: string, now: number): CachedLink | null | undefined {
-  const entry = app.linkCache.get(key);
-  if (entry === undefined) return undefined;
-  // Invalidations (NOTIFY) drop entries at once; the TTL covers a notification that never came,
-  // for misses too, so a link created on another instance cannot stay 404 here. While the
-  // database is known to be down, an expired entry is still the answer (stale-while-error).
-  if (now - entry.cachedAt >= CACHE_TTL_MS && !(now < (outages.get(app.linkCache) ?? 0))) return undefined;
-  return isMiss(entry) ? null : entry;
+  return ttlEntries<CachedLink>(app.linkCache, true).peek(domain.keyPrefix + slug, now);
 }
 
 /**
  * The live (not deleted) link with this slug, through the cache. Null when there is none. Without
- * `domain`, the default redirect domain's namespace; with it, that branded domain's.
+ * `domain`, the default redirect domain's namespace; with it, that branded domain's. While the
+ * database is away, cached links keep redirecting (invalidations still drop them).
  */
 export async function lookupLinkBySlug(app: LookupDeps, slug: string, domain?: ServedDomain): Promise<CachedLink | null> {
   const now = Date.now();
   const domainId = domain ? domain.id : null;
   const key = domain ? domain.keyPrefix + slug : slug;
-  const hit = peekLink(app, key, now);
-  if (hit !== undefined) return hit;
-  const stale = app.linkCache.get(key);
-  if (stale !== undefined && outages.has(app.linkCache)) {
-    // The last read found the database down: answer from the expired entry at once and try the
-    // database in the background, once per OUTAGE_RETRY_MS, instead of making visitors wait on it.
-    outages.set(app.linkCache, now + OUTAGE_RETRY_MS);
-    readThrough(app, key, domainId, slug, now).catch(() => {});
-    return isMiss(stale) ? null : stale;
-  }
-  return readThrough(app, key, domainId, slug, now);
-}
-
-/** Reads the link and caches the answer; when the read fails, the expired entry is the answer. */
-async function readThrough(app: LookupDeps, key: string, domainId: string | null, slug: string, now: number): Promise<CachedLink | null> {
-  const version = app.linkCache.version;
-  let rows;
-  try {
-    rows = await readLink(app, domainId, slug);
-  } catch (e) {
-    if (isDatabaseUnavailable(e)) outages.set(app.linkCache, Date.now() + OUTAGE_RETRY_MS);
-    // Database away: the expired snapshot is the best answer there is (issue 8: cached links
-    // keep redirecting during an outage); invalidations still drop it.
-    const stale = app.linkCache.get(key);
-    if (stale) return isMiss(stale) ? null : stale;
-    throw e;
-  }
-  outages.delete(app.linkCache);
-  const [row] = rows;
-  const value: CachedLink | null = row ? { ...row, targeting: row.targeting ?? null, cachedAt: now } : null;
-  // An invalidation that arrived while we read may mean this row is already stale: don't keep it.
-  if (app.linkCache.version === version) app.linkCache.set(key, value ?? { miss: true, cachedAt: now });
-  return value;
+  return ttlEntries<CachedLink>(app.linkCache, true).read(
+    key,
+    async () => {
+      const [row] = await readLink(app, domainId, slug);
+      return row ? { ...row, targeting: row.targeting ?? null, cachedAt: now } : null;
+    },
+    now,
+  );
 }
 
 /**
@@ -172,36 +154,22 @@ export type DomainLookupDeps = { db: Db; config: Config; domainCache: LruCache<D
  * Every domain write clears the cache here and, through NOTIFY, in every other instance.
  */
 export function peekDomainByHost(app: DomainLookupDeps, host: string, now = Date.now()): ServedDomain | null | undefined {
-  const entry = app.domainCache.get(host);
-  if (entry === undefined) return undefined;
-  if (now - entry.cachedAt >= CACHE_TTL_MS && !(now < (outages.get(app.domainCache) ?? 0))) return undefined;
-  return isMiss(entry) ? null : entry;
+  return ttlEntries<ServedDomain>(app.domainCache, false).peek(host, now);
 }
 
 /** The verified domain of this host name (lower case, no port), through the cache. Null when there is none. */
 export async function lookupDomainByHost(app: DomainLookupDeps, host: string): Promise<ServedDomain | null> {
   const now = Date.now();
-  const hit = peekDomainByHost(app, host, now);
-  if (hit !== undefined) return hit;
-  const version = app.domainCache.version;
-  let row;
-  try {
-    [row] = await app.db
-      .select({ id: domains.id, name: domains.name, notFoundUrl: domains.notFoundUrl })
-      .from(domains)
-      .where(and(eq(domains.name, host), eq(domains.verified, true)))
-      .limit(1);
-  } catch (e) {
-    // As for links: while the database is away, what was known about the host is still the answer.
-    if (isDatabaseUnavailable(e)) outages.set(app.domainCache, Date.now() + OUTAGE_RETRY_MS);
-    const stale = app.domainCache.get(host);
-    if (stale) return isMiss(stale) ? null : stale;
-    throw e;
-  }
-  outages.delete(app.domainCache);
-  const value: ServedDomain | null = row
-    ? { ...row, keyPrefix: `${row.id}/`, base: `${app.config.customDomainScheme ?? "https"}://${row.name}`, cachedAt: now }
-    : null;
-  if (app.domainCache.version === version) app.domainCache.set(host, value ?? { miss: true, cachedAt: now });
-  return value;
+  return ttlEntries<ServedDomain>(app.domainCache, false).read(
+    host,
+    async () => {
+      const [row] = await app.db
+        .select({ id: domains.id, name: domains.name, notFoundUrl: domains.notFoundUrl })
+        .from(domains)
+        .where(and(eq(domains.name, host), eq(domains.verified, true)))
+        .limit(1);
+      return row ? { ...row, keyPrefix: `${row.id}/`, base: `${app.config.customDomainScheme ?? "https"}://${row.name}`, cachedAt: now } : null;
+    },
+    now,
+  );
 }
