@@ -112,7 +112,7 @@ describe("a NUL character in a text field", () => {
     expect(toPublicError(err)).toMatchObject({ status: 400, body: { error, fields: { [field]: expect.any(Array) } } });
   };
   it("in the dashboard's search or a record id sent to the typed client answers 400 naming the field", async () => {
-    await refused(t.caller(alice.auth).link.search({ q: `a${NUL}` }), "q");
+    await refused(t.caller(alice.auth).link.dashboardList({ q: `a${NUL}` }), "q");
     await refused(t.caller(alice.auth).linktree.deleteItem({ id: treeId, itemId: NUL }), "itemId");
     await refused(t.caller(alice.auth).linktree.get({ id: NUL }), "id", "INVALID_LINK_ID");
     await refused(t.caller(session).token.revoke({ id: NUL }), "id", "INVALID_LINK_ID");

@@ -21,51 +21,6 @@ const codeOf = (p: Promise<unknown>) =>
   );
 const uniq = () => Math.random().toString(36).slice(2, 8);
 
-describe("link.search (dashboard)", () => {
-  it("finds links by slug, url or tag, only in the caller's workspace", async () => {
-    const s = `find-${uniq()}`;
-    const bySlug = await as(alice).link.create({ url: "https://example.com/a", slug: s });
-    const byUrl = await as(alice).link.create({ url: `https://example.com/${s}-page` });
-    const byTag = await as(alice).link.create({ url: "https://example.com/c", tags: [s] });
-    await as(bob).link.create({ url: `https://example.com/${s}-bob` });
-    const r = await as(alice).link.search({ q: s });
-    expect(r.links.map((l) => l.id).sort()).toEqual([bySlug.id, byUrl.id, byTag.id].sort());
-  });
-
-  it("treats % and _ in the query as literal characters", async () => {
-    await as(alice).link.create({ url: "https://example.com/plain" });
-    const r = await as(alice).link.search({ q: "%" });
-    expect(r.links.every((l) => l.url.includes("%") || l.slug.includes("%"))).toBe(true);
-  });
-
-  it("filters by tag and lists every tag of the workspace", async () => {
-    const tag = `t-${uniq()}`;
-    const tagged = await as(alice).link.create({ url: "https://example.com/t", tags: [tag] });
-    await as(alice).link.create({ url: "https://example.com/u" });
-    const r = await as(alice).link.search({ tag });
-    expect(r.links.map((l) => l.id)).toEqual([tagged.id]);
-    expect(r.tags).toContain(tag);
-    expect((await as(bob).link.search({})).tags).not.toContain(tag);
-  });
-
-  it("pages newest first with a cursor, without repeats or gaps", async () => {
-    const u = await t.user();
-    const made = [];
-    for (let i = 0; i < 5; i++) made.push((await as(u).link.create({ url: `https://example.com/p${i}` })).id);
-    const p1 = await as(u).link.search({ limit: 2 });
-    const p2 = await as(u).link.search({ limit: 2, cursor: p1.next_cursor! });
-    const p3 = await as(u).link.search({ limit: 2, cursor: p2.next_cursor! });
-    expect([...p1.links, ...p2.links, ...p3.links].map((l) => l.id)).toEqual(made.reverse());
-    expect(p3.next_cursor).toBeNull();
-  });
-
-  it("excludes deleted links", async () => {
-    const l = await as(alice).link.create({ url: "https://example.com/gone", slug: `gone-${uniq()}` });
-    await as(alice).link.delete({ id: l.id });
-    expect((await as(alice).link.search({ q: l.slug })).links).toEqual([]);
-  });
-});
-
 describe("link.slugAvailable (dashboard)", () => {
   it("says whether a slug is free in the shared namespace", async () => {
     const s = `slug-${uniq()}`;

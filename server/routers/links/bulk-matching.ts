@@ -5,12 +5,11 @@ import { links } from "../../../db/schema";
 import { AppError, validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
-import { authedProcedure, contract } from "../../trpc/init";
 import { expiresAtSchema, MAX_TAGS, TAG_RE } from "./links.schema";
 import { expirySet } from "./links.service";
 import { inLinkTransaction, updateLinks, type LinkRow, type LinkTx } from "./link-store";
 import { filterConditions } from "./list";
-import { bulkOutput, listInput } from "./list.schema";
+import { listInput } from "./list.schema";
 import { text } from "../../lib/input";
 
 /**
@@ -118,20 +117,3 @@ export async function bulkDeleteMatching(app: AppServices, actor: Actor, input: 
 }
 
 // Dashboard-only (no openapi meta), as the id-based bulk actions.
-export const bulkMatchingProcedures = {
-  bulkTagMatching: authedProcedure
-    .meta({ scope: "links:write" })
-    .input(bulkTagMatchingInput)
-    .output(contract(bulkOutput))
-    .mutation(({ ctx, input }) => bulkTagMatching(ctx.app, ctx.actor, input)),
-  bulkExpiryMatching: authedProcedure
-    .meta({ scope: "links:write" })
-    .input(bulkExpiryMatchingInput)
-    .output(contract(bulkOutput))
-    .mutation(({ ctx, input }) => bulkExpiryMatching(ctx.app, ctx.actor, input)),
-  bulkDeleteMatching: authedProcedure
-    .meta({ scope: "links:write" })
-    .input(bulkDeleteMatchingInput)
-    .output(contract(bulkOutput))
-    .mutation(({ ctx, input }) => bulkDeleteMatching(ctx.app, ctx.actor, input)),
-};

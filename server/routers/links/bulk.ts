@@ -1,8 +1,6 @@
 import { z } from "zod";
 import { AppError, isDatabaseUnavailable, toPublicError, type Fields } from "../../domain/errors";
 import { body, isObject, withRuntimeIssues } from "../../lib/input";
-import { authedProcedure, contract } from "../../trpc/init";
-import { idempotent } from "../../trpc/idempotency";
 import type { Actor, Context } from "../../trpc/context";
 import { createLinkInput, linkOutput, type CreateLinkInput, type LinkDto } from "./links.schema";
 import { createLink } from "./links.service";
@@ -66,23 +64,3 @@ export async function bulkCreateLinks(ctx: Context, actor: Actor, input: { links
   }
   return { created, errors };
 }
-
-export const bulkCreateProcedure = authedProcedure
-  .meta({
-    scope: "links:write",
-    openapi: {
-      method: "POST",
-      path: "/links/bulk",
-      tags: ["links"],
-      summary: "Create up to 100 links",
-      description:
-        "Each item is a POST /links body, validated and created on its own: a bad item stops no other. " +
-        "`created` lists the new links in input order; `errors` gives each failed item's 0-based `index` with the code " +
-        "(and `fields`) POST /links would have answered. 0 or more than 100 items: 400. Counts as one request for the rate limit.",
-      protect: true,
-    },
-  })
-  .use(idempotent)
-  .input(bulkCreateInput)
-  .output(contract(bulkCreateOutput))
-  .mutation(({ ctx, input }) => bulkCreateLinks(ctx, ctx.actor, input));

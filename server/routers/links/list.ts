@@ -4,25 +4,12 @@ import { clickRollups, domains, links } from "../../../db/schema";
 import { AppError, validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
-import { authedProcedure, contract } from "../../trpc/init";
 import { countClicks } from "../analytics";
 import { MAX_TAGS } from "./links.schema";
 import { expirySet, linkDtos } from "./links.service";
 import { expiredAt, unexpiredAt, workspaceLinks } from "./link-status";
 import { inLinkTransaction, softDeleteLink, updateLink, type LinkRow, type LinkTx } from "./link-store";
-import {
-  bulkExpiryInput,
-  bulkIdsInput,
-  bulkOutput,
-  bulkTagInput,
-  LIST_PAGE_SIZE,
-  listInput,
-  listOutput,
-  SPARK_DAYS,
-  type ListInput,
-  type ListOutput,
-  type ListStatus,
-} from "./list.schema";
+import { LIST_PAGE_SIZE, SPARK_DAYS, type ListInput, type ListOutput, type ListStatus } from "./list.schema";
 
 const DAY_MS = 86_400_000;
 
@@ -206,25 +193,3 @@ export async function bulkDelete(app: AppServices, actor: Actor, input: { ids: s
 }
 
 // Dashboard-only (no openapi meta): REST `GET /links` keeps its documented shape.
-export const listLinkProcedures = {
-  dashboardList: authedProcedure
-    .meta({ scope: "links:read" })
-    .input(listInput)
-    .output(contract(listOutput))
-    .query(({ ctx, input }) => listDashboardLinks(ctx.app, ctx.actor, input)),
-  bulkTag: authedProcedure
-    .meta({ scope: "links:write" })
-    .input(bulkTagInput)
-    .output(contract(bulkOutput))
-    .mutation(({ ctx, input }) => bulkTag(ctx.app, ctx.actor, input)),
-  bulkExpiry: authedProcedure
-    .meta({ scope: "links:write" })
-    .input(bulkExpiryInput)
-    .output(contract(bulkOutput))
-    .mutation(({ ctx, input }) => bulkExpiry(ctx.app, ctx.actor, input)),
-  bulkDelete: authedProcedure
-    .meta({ scope: "links:write" })
-    .input(bulkIdsInput)
-    .output(contract(bulkOutput))
-    .mutation(({ ctx, input }) => bulkDelete(ctx.app, ctx.actor, input)),
-};

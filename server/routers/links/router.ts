@@ -3,19 +3,24 @@ import { authedProcedure, optionalAuthProcedure, router, runtimeChecks, contract
 import { idempotent } from "../../trpc/idempotency";
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
 import { createLink, deleteLink, getLink, listLinks, updateLink } from "./links.service";
-import { dashboardLinkProcedures } from "./dashboard";
-import { listLinkProcedures } from "./list";
-import { bulkMatchingProcedures } from "./bulk-matching";
-import { bulkCreateProcedure } from "./bulk";
 import { createLinkChecks, updateLinkChecks } from "./runtime-checks";
+import { isSlugAvailable, slugAvailableInput, slugAvailableOutput, suggestInput, suggestLinks, suggestOutput } from "./as-you-type";
+import { bulkExpiry, bulkDelete, bulkTag, listDashboardLinks } from "./list";
+import { bulkExpiryInput, bulkIdsInput, bulkOutput, bulkTagInput, listInput, listOutput } from "./list.schema";
+import {
+  bulkDeleteMatching,
+  bulkDeleteMatchingInput,
+  bulkExpiryMatching,
+  bulkExpiryMatchingInput,
+  bulkTagMatching,
+  bulkTagMatchingInput,
+} from "./bulk-matching";
+import { bulkCreateInput, bulkCreateLinks, bulkCreateOutput } from "./bulk";
 
 const TAG = "links";
 
+// Every procedure of links, REST and dashboard-only alike; each body calls one service function.
 export const linkRouter = router({
-  ...dashboardLinkProcedures,
-  ...listLinkProcedures,
-  ...bulkMatchingProcedures,
-
   create: optionalAuthProcedure
     .meta({
       scope: "links:write",
@@ -36,7 +41,25 @@ export const linkRouter = router({
     .output(contract(linkOutput))
     .mutation(({ ctx, input }) => createLink(ctx, ctx.actor, input)),
 
-  bulk: bulkCreateProcedure,
+  bulk: authedProcedure
+    .meta({
+      scope: "links:write",
+      openapi: {
+        method: "POST",
+        path: "/links/bulk",
+        tags: [TAG],
+        summary: "Create up to 100 links",
+        description:
+          "Each item is a POST /links body, validated and created on its own: a bad item stops no other. " +
+          "`created` lists the new links in input order; `errors` gives each failed item's 0-based `index` with the code " +
+          "(and `fields`) POST /links would have answered. 0 or more than 100 items: 400. Counts as one request for the rate limit.",
+        protect: true,
+      },
+    })
+    .use(idempotent)
+    .input(bulkCreateInput)
+    .output(contract(bulkCreateOutput))
+    .mutation(({ ctx, input }) => bulkCreateLinks(ctx, ctx.actor, input)),
 
   list: authedProcedure
     .meta({
@@ -108,4 +131,59 @@ export const linkRouter = router({
     .mutation(async ({ ctx, input }) => {
       await deleteLink(ctx.app, ctx.actor, input.id);
     }),
+
+  // Dashboard-only (no openapi meta): the typed client and Remix loaders use them.
+
+  /** The analytics page's link picker asks this as the person types. */
+  suggest: authedProcedure
+    .meta({ scope: "links:read" })
+    .input(suggestInput)
+    .output(contract(suggestOutput))
+    .query(({ ctx, input }) => suggestLinks(ctx.app, ctx.actor, input)),
+
+  /** Feedback while typing a custom slug; the unique index still decides on write. */
+  slugAvailable: authedProcedure
+    .meta({ scope: "links:read" })
+    .input(slugAvailableInput)
+    .output(contract(slugAvailableOutput))
+    .query(async ({ ctx, input }) => ({
+      slug: input.slug,
+      available: await isSlugAvailable(ctx.app, input.slug, input.domain ? { workspaceId: ctx.actor.workspaceId, name: input.domain } : undefined),
+    })),
+
+  dashboardList: authedProcedure
+    .meta({ scope: "links:read" })
+    .input(listInput)
+    .output(contract(listOutput))
+    .query(({ ctx, input }) => listDashboardLinks(ctx.app, ctx.actor, input)),
+  bulkTag: authedProcedure
+    .meta({ scope: "links:write" })
+    .input(bulkTagInput)
+    .output(contract(bulkOutput))
+    .mutation(({ ctx, input }) => bulkTag(ctx.app, ctx.actor, input)),
+  bulkExpiry: authedProcedure
+    .meta({ scope: "links:write" })
+    .input(bulkExpiryInput)
+    .output(contract(bulkOutput))
+    .mutation(({ ctx, input }) => bulkExpiry(ctx.app, ctx.actor, input)),
+  bulkDelete: authedProcedure
+    .meta({ scope: "links:write" })
+    .input(bulkIdsInput)
+    .output(contract(bulkOutput))
+    .mutation(({ ctx, input }) => bulkDelete(ctx.app, ctx.actor, input)),
+  bulkTagMatching: authedProcedure
+    .meta({ scope: "links:write" })
+    .input(bulkTagMatchingInput)
+    .output(contract(bulkOutput))
+    .mutation(({ ctx, input }) => bulkTagMatching(ctx.app, ctx.actor, input)),
+  bulkExpiryMatching: authedProcedure
+    .meta({ scope: "links:write" })
+    .input(bulkExpiryMatchingInput)
+    .output(contract(bulkOutput))
+    .mutation(({ ctx, input }) => bulkExpiryMatching(ctx.app, ctx.actor, input)),
+  bulkDeleteMatching: authedProcedure
+    .meta({ scope: "links:write" })
+    .input(bulkDeleteMatchingInput)
+    .output(contract(bulkOutput))
+    .mutation(({ ctx, input }) => bulkDeleteMatching(ctx.app, ctx.actor, input)),
 });
