@@ -3,7 +3,7 @@ import { Form, Link, useLoaderData, useLocation } from "@remix-run/react";
 import { ClicksChart } from "../components/ClicksChart";
 import { LinkPicker } from "../components/LinkPicker";
 import { FieldErrors, FormAlert, fieldErrors, PageHeader } from "../components/ui";
-import { FILTERS, knownZone, NONE, RANGES, viewRange, withParam, type FilterKey } from "../lib/dashboard";
+import { FILTERS, knownZone, NONE, RANGES, viewRange, withParam, type FilterKey } from "../lib/analytics-view";
 import { fieldError, formError, load } from "../lib/errors.server";
 import type { FormError } from "../lib/messages";
 import { formatNumber } from "../lib/format";

@@ -1,3 +1,4 @@
+// The analytics page's overview: totals, a series and breakdowns of the workspace's clicks (analytics.dashboard).
 import { and, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import { clicks, links } from "../../../db/schema";
 import { validation } from "../../domain/errors";
@@ -13,7 +14,7 @@ import {
   type DashboardDto,
   type DashboardFilterKey,
   type DashboardInput,
-} from "./dashboard.schema";
+} from "./overview.schema";
 
 /** Rows per breakdown. */
 export const TOP = 10;

@@ -8,8 +8,8 @@ import {
   workspaceAnalyticsOutput,
 } from "./analytics.schema";
 import { dailyVisitors, exportClicks, linkAnalytics, workspaceAnalytics } from "./analytics.service";
-import { dashboard } from "./dashboard";
-import { dashboardInput, dashboardOutput } from "./dashboard.schema";
+import { dashboard } from "./overview";
+import { dashboardInput, dashboardOutput } from "./overview.schema";
 
 const TAG = "analytics";
 const RANGE_DOC =
