@@ -27,11 +27,8 @@ function subApp(app: AppServices) {
 
 export type RunningServers = { servers: http.Server[]; close(): Promise<void>; ports: number[] };
 
-/**
- * One process, three origins. Each origin listens on the port of its URL; when
- * origins share a port, the Host header (and the API's path prefix) picks the origin.
- */
-export async function startServers(app: AppServices, opts: { remix?: boolean } = {}): Promise<RunningServers> {
+/** The three origins: the API, the dashboard (Remix) and the redirect host, each a plain request handler. */
+function createOrigins(app: AppServices, opts: { remix?: boolean }): Origin[] {
   const { config } = app;
 
   const api = subApp(app);
@@ -66,7 +63,7 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   });
   const redirect = composeRedirectHost(redirectParts);
 
-  const origins: Origin[] = [
+  return [
     {
       kind: "api",
       url: config.apiUrl,
@@ -76,6 +73,15 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
     { kind: "app", url: config.appUrl, handler: (q, s) => web(q as express.Request, s as express.Response), prefix: "" },
     { kind: "redirect", url: config.redirectUrl, handler: redirect, prefix: "" },
   ];
+}
+
+/**
+ * One process, three origins. Each origin listens on the port of its URL; when
+ * origins share a port, the Host header (and the API's path prefix) picks the origin.
+ */
+export async function startServers(app: AppServices, opts: { remix?: boolean } = {}): Promise<RunningServers> {
+  const { config } = app;
+  const origins = createOrigins(app, opts);
   const ports = [...new Set(origins.map((o) => portOf(o.url)))];
   const servers: http.Server[] = [];
   // Redirects are logged at debug only; below that level they skip the logging set-up entirely.
