@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type express from "express";
-import { eq } from "drizzle-orm";
 import { RateLimiterRes } from "rate-limiter-flexible";
-import { links } from "../../db/schema";
 import { lookupDomainByHost } from "../core/lookup";
+import { shareCardTitle } from "../core/share-cards";
 import type { AppServices } from "../core/services";
 import { hostFromHeader } from "../lib/hostnames";
 import { retryAfterSeconds, type LimitName } from "../lib/rate-limit";
@@ -106,11 +105,11 @@ export function ogImageRoute(app: AppServices, visits: Visits, trust: TrustFn) {
     try {
       const over = await spend("ogImagePerAddress", ip);
       if (over) return refuse(req, res, over);
-      const [link] = await app.db.select({ id: links.id, ogTitle: links.ogTitle, deletedAt: links.deletedAt }).from(links).where(eq(links.id, m[1])).limit(1);
-      if (!link || link.deletedAt !== null || !link.ogTitle) return visits.notFound(req, res);
+      const title = await shareCardTitle(app.db, m[1]);
+      if (title === null) return visits.notFound(req, res);
       // Looked up per request, not once: tests may set the images of a data directory up first.
       const images = ogImagesIn(app.config.dataDir);
-      const png = await images.get({ title: link.ogTitle, subtitle: app.config.redirectDomain }, async () => {
+      const png = await images.get({ title, subtitle: app.config.redirectDomain }, async () => {
         const refused = await spend("ogRenderPerAddress", ip);
         if (refused) throw refused; // answered 429 below
       });
