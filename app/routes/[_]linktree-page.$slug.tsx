@@ -4,7 +4,7 @@ import { renderToStaticMarkup } from "react-dom/server";
 
 /**
  * A linktree's public page, served on the redirect host at `{REDIRECT_URL}/{slug}`
- * (server/redirect/linktree-page.ts forwards here with a marker in the load context).
+ * (server/http/linktree-page.ts forwards here with a marker in the load context).
  *
  * A resource route rendering its own small document: the page must not carry the dashboard's
  * chrome or any client JavaScript, so it does not go through root.tsx. React escapes every

@@ -6,7 +6,7 @@ import { apiErrorHandler, createApiRouter, securityHeaders } from "./app";
 import { createAdminEndpoint } from "../admin/endpoint";
 import { assertRemixBuild, createRemixHandler } from "./remix";
 import { createRedirectParts, type LinktreePageHandler } from "../redirect/adapter";
-import { createLinktreePageHandler } from "../redirect/linktree-page";
+import { createLinktreePageHandler } from "./linktree-page";
 import { sendError, trpcBodyParser } from "./rest";
 import { AppError } from "../domain/errors";
 import { isLocalScrape } from "../lib/metrics";

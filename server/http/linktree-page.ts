@@ -1,8 +1,8 @@
 import { createRequestHandler, type ServerBuild } from "@remix-run/node";
 import { base } from "../config";
-import { loadRemixBuild, remixContext } from "../http/remix";
+import { loadRemixBuild, remixContext } from "./remix";
 import type { AppServices } from "../core/services";
-import type { LinktreePageHandler } from "./adapter";
+import type { LinktreePageHandler } from "../redirect/adapter";
 
 /** The Remix resource route that renders the page: app/routes/[_]linktree-page.$slug.tsx. */
 export const LINKTREE_PAGE_ROUTE = "/_linktree-page";
