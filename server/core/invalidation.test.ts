@@ -5,8 +5,8 @@ import { createLogger } from "../lib/log";
 import { createInvalidation, type Invalidation } from "./invalidation";
 
 // A write's cache invalidation is confirmed by every other instance before the write answers, so the
-// caller's next request sees it on any instance (issue 13, issue 16: "a PATCH made on one is followed
-// by the other on the next request").
+// caller's next request sees it on any instance: a PATCH made on one is followed by the other on
+// the next request.
 
 const log = createLogger("silent");
 let primary: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -82,7 +82,7 @@ export async function createServices(
 ): Promise<AppServices> {
   const log = opts.logger ?? createLogger(config.logLevel);
   // 20,000 links (about 1.3 KB of heap each, with V8's headroom): a miss costs one prepared query,
-  // and at 50,000 a miss-heavy load kept the process above 200 MB (README, Performance).
+  // and at 50,000 a miss-heavy load kept the process above 200 MB (docs/performance.md).
   const linkCache = new LruCache<CacheEntry>(opts.cacheSize ?? 20_000);
   const domainCache = new LruCache<DomainEntry>(10_000);
   const tokenCache = new LruCache<TokenEntry>(10_000);

@@ -14,8 +14,8 @@ import { startDnsServer, type TestDnsServer } from "../routers/domains/dns-serve
 import { createTestApp, createTestServer, freePort, http, type TestServer, type TestUser } from "../test/harness";
 import { PEOPLE, SEARCH, SOCIAL } from "./ua-fixtures";
 
-// The redirect host serves every verified branded domain by the request's Host (extensions §2),
-// with every rule of service.md, and sees a PATCH or DELETE on the next request, on a second
+// The redirect host serves every verified branded domain by the request's Host,
+// with every redirect rule of the default domain, and sees a PATCH or DELETE on the next request, on a second
 // instance too.
 let t: TestServer;
 let dns: TestDnsServer;
@@ -166,7 +166,7 @@ describe("a verified domain's links, by Host", () => {
   });
 });
 
-describe("every rule of service.md on a branded domain", () => {
+describe("every redirect rule of the default domain on a branded domain", () => {
   it("expiry: 302 to expiration_url, or 404; counted either way", async () => {
     const withUrl = await newLink({ domain: shared.name, expires_at: Date.now() + 60_000, expiration_url: "https://dest.example/over" });
     const without = await newLink({ domain: shared.name, expires_at: Date.now() + 60_000 });

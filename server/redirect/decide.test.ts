@@ -22,7 +22,7 @@ const expired = { expiresAt: NOW - 1 };
 const targeting = { ios: "https://ios.example/", android: "https://android.example/", geo: { BR: "https://br.example/" } };
 const card = { ogTitle: "Title" };
 
-// One row per line of service.md's "Redirect behaviour by stored settings" table.
+// One row per situation of the redirect rules: expiry, targeting, share cards, passwords.
 const rows: [string, Partial<LinkSnapshot>, VisitorFacts, ReturnType<typeof decide>][] = [
   [
     "expired and expiration_url set → 302 to expiration_url",
@@ -67,7 +67,7 @@ const rows: [string, Partial<LinkSnapshot>, VisitorFacts, ReturnType<typeof deci
   ["password: crawlers see the card", { passwordHash: "scrypt$…", ogDescription: "d" }, crawler, { kind: "card" }],
 ];
 
-describe("decide: service.md's redirect table", () => {
+describe("decide: the redirect rules, one situation a row", () => {
   it.each(rows)("%s", (_name, over, visitor, expected) => {
     expect(decide(link(over), visitor, NOW)).toEqual(expected);
   });

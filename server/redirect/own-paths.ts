@@ -29,7 +29,7 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
       .json({ status: db === "ok" ? "ok" : "degraded", database: db });
   });
 
-  // Caddy's on-demand TLS `ask` (extensions §2): 200 for a verified branded domain, else 404, so a
+  // Caddy's on-demand TLS `ask`: 200 for a verified branded domain, else 404, so a
   // certificate is only ever requested for a host this service serves.
   r.get("/_/tls/ask", async (req, res) => {
     const q = req.query.domain;

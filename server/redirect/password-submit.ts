@@ -52,7 +52,7 @@ async function reserveTry(app: AppServices, ip: string, linkId: string): Promise
   return { giveBack };
 }
 
-/** POST /{slug} with form field `password` (decisions §4): 302 and a counted click, or the form again with 401/429. */
+/** POST /{slug} with form field `password`: 302 and a counted click, or the form again with 401/429. */
 export async function submitPassword(app: AppServices, visits: Visits, req: express.Request, res: ServerResponse, link: CachedLink, v: RequestVisitor) {
   const now = Date.now();
   const pass = async () => {

@@ -10,7 +10,7 @@ export function cardImage(link: CardLink, redirectBase: string): string | null {
 }
 
 /**
- * The share card for social preview crawlers (decisions §4). Every value is HTML-escaped. The
+ * The share card for social preview crawlers . Every value is HTML-escaped. The
  * destination is not in the page: a password link's card must not reveal it.
  */
 export function shareCardPage(link: CardLink, redirectBase: string, shortBase = redirectBase): string {

@@ -1,4 +1,4 @@
-/** Real User-Agent strings (current browsers and the crawlers of issue 3), for tests and the bench. */
+/** Real User-Agent strings (current browsers and the social preview and search crawlers), for tests and the bench. */
 export const PEOPLE = {
   iphoneSafari: "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
   iphoneChrome:

@@ -25,7 +25,7 @@ export function createVisits(app: AppServices, redirectBase: string) {
     c.inc();
   };
 
-  /** Counts a visit unless it is a bot's or a HEAD request (decisions §4); true when counted. */
+  /** Counts a visit unless it is a bot's or a HEAD request; true when counted. */
   const count = (req: IncomingMessage, link: CachedLink, v: RequestVisitor, rule: Rule, geo?: GeoInfo) => {
     if (req.method === "HEAD" || v.agent.isBot || !app.clicks) return false;
     app.clicks.recordVisit({

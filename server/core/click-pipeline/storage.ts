@@ -68,7 +68,7 @@ const csvField = (v: string | number | null | undefined) =>
 /**
  * The batch by COPY, and its hourly counts summed here and added in the same transaction: less than
  * half the database's work per click of `insertClicks` (PGlite: 7 µs instead of 18 µs a click;
- * PostgreSQL: a burst is stored at 86,000 instead of 70,000 clicks a second; README Performance).
+ * PostgreSQL: a burst is stored at 86,000 instead of 70,000 clicks a second; docs/performance.md).
  * COPY has no ON CONFLICT, so a batch holding a click already stored (a retry after an unknown
  * outcome, a crashed run's spool replayed) fails whole and goes through insertClicks.
  */
