@@ -68,6 +68,40 @@ function csvMessage(e: CsvError & { lines?: number }): string {
   }
 }
 
+const countNewlines = (b: Buffer) => {
+  let n = 0;
+  for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) n++;
+  return n;
+};
+
+/**
+ * Where in `chunk` the first byte that is no UTF-8 lies, for a message a person can act on: the
+ * longest prefix a fresh decoder accepts (a character cut by the chunk's end is no error), found by
+ * halving. Up to three continuation bytes at the start finish a character of the previous chunk.
+ */
+function firstInvalidByte(chunk: Buffer): number {
+  let start = 0;
+  while (start < 3 && start < chunk.length && (chunk[start] & 0xc0) === 0x80) start++;
+  const valid = (end: number, stream = true) => {
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(chunk.subarray(start, end), { stream });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let lo = start;
+  let hi = chunk.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (valid(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  // The accepted prefix may end in the lead bytes of the broken character: point at its start.
+  for (let i = 0; i < 3 && lo > start && !valid(lo, false); i++) lo--;
+  return lo;
+}
+
 /**
  * The file's records (header row first), streamed: UTF-8 checked as the bytes arrive, parsed by
  * csv-parse, memory bounded by one chunk and one row. Rows may have fewer columns than the header
@@ -76,14 +110,18 @@ function csvMessage(e: CsvError & { lines?: number }): string {
 export async function* csvRecords(file: string, delimiter: string): AsyncGenerator<string[]> {
   const decoder = new TextDecoder("utf-8", { fatal: true });
   let offset = 0;
+  let lines = 1;
   const utf8 = new Transform({
     transform(chunk: Buffer, _enc, done) {
       if (chunk.includes(0)) return done(fileError(`is not a CSV text file (it has NUL bytes, near byte ${offset + chunk.indexOf(0)})`));
       try {
         decoder.decode(chunk, { stream: true });
       } catch {
-        return done(fileError(`is not UTF-8 text (invalid bytes after byte ${offset}); save it as CSV UTF-8`));
+        const at = firstInvalidByte(chunk);
+        const line = lines + countNewlines(chunk.subarray(0, at));
+        return done(fileError(`is not UTF-8 text (invalid bytes on line ${line}, at byte ${offset + at + 1}); save it as CSV UTF-8`));
       }
+      lines += countNewlines(chunk);
       offset += chunk.length;
       done(null, chunk);
     },

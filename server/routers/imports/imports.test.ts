@@ -206,7 +206,11 @@ describe("import: bad files are one clear error and import nothing", () => {
     ["only blank lines", "\n\n  \n", /is empty/],
     ["a header row only", "url,slug\n", /header row but no data rows/],
     ["a PNG", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]), /not a CSV text file/],
-    ["invalid UTF-8", Buffer.concat([Buffer.from("url\nhttps://example.com/caf"), Buffer.from([0xe9]), Buffer.from("\n")]), /not UTF-8/],
+    [
+      "invalid UTF-8",
+      Buffer.concat([Buffer.from("url\nhttps://example.com/caf"), Buffer.from([0xe9]), Buffer.from("\n")]),
+      /not UTF-8 text \(invalid bytes on line 2, at byte 28\)/,
+    ],
     ["an unclosed quote", 'url,slug\n"https://example.com/a,b\nhttps://example.com/c,d\n', /line \d+: a quoted field is never closed/],
     ["a quote inside a bare field", 'url,slug\nhttps://example.com/a,b"c\n', /line 2: /],
     ["JSON", '[{"url": "https://example.com/"}]', /not valid CSV/],
