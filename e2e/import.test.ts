@@ -253,5 +253,9 @@ it("an import whose every row is rejected says so in red; a taken slug can get a
   expect(await moved.locator("tbody tr").first().textContent()).toMatch(
     new RegExp(`^1own-${s}https://example.com/other-${s}http://127\\.0\\.0\\.1:\\d+/[0-9a-z]{4}$`),
   );
+  // The recent imports' links are told apart from the text around them by more than colour.
+  await page.goto(`${server.appUrl}/links/import`);
+  const recentLink = page.getByRole("region", { name: "Recent imports" }).getByRole("link").first();
+  expect(await recentLink.evaluate((a) => getComputedStyle(a).textDecorationLine)).toBe("underline");
   expect(page.problems).toEqual([]);
 }, 120_000);

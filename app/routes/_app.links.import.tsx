@@ -97,8 +97,11 @@ export default function ImportLinks() {
           <ul className="space-y-1 text-sm">
             {imports.map((i) => (
               <li key={i.id}>
-                <Link to={`/links/import?job=${i.id}`}>{formatDateTime(i.created_at)}</Link> · {i.status} · {i.created.toLocaleString("en-US")} created,{" "}
-                {i.skipped.toLocaleString("en-US")} skipped, {i.rejected.toLocaleString("en-US")} rejected of {(i.rows ?? 0).toLocaleString("en-US")}
+                <Link to={`/links/import?job=${i.id}`} className="underline">
+                  {formatDateTime(i.created_at)}
+                </Link>{" "}
+                · {i.status} · {i.created.toLocaleString("en-US")} created, {i.skipped.toLocaleString("en-US")} skipped, {i.rejected.toLocaleString("en-US")}{" "}
+                rejected of {(i.rows ?? 0).toLocaleString("en-US")}
               </li>
             ))}
           </ul>
