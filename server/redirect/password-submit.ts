@@ -62,13 +62,14 @@ export async function submitPassword(app: AppServices, visits: Visits, req: expr
   // The password was removed while this visitor had the form open: let them through.
   // (An expired link still asks for the password first: decide gives its answer after.)
   if (!link.passwordHash) return pass();
-  const form = (status: number, state: FormState, headers: Record<string, string> = {}) => {
-    sendHtml(res, status, passwordFormPage(link.slug, state), false, { ...PASSWORD_FORM_HEADERS, ...headers });
+  const form = (status: number, state: FormState, headers: Record<string, string> = {}, retryAfter?: number) => {
+    sendHtml(res, status, passwordFormPage(link.slug, state, retryAfter), false, { ...PASSWORD_FORM_HEADERS, ...headers });
     visits.outcome(state === "limited" ? "password_limited" : "password_wrong");
   };
   const limitedForm = (name: LimitName, e: RateLimiterRes) => {
     app.metrics.rateLimited.inc({ limit: name });
-    form(429, "limited", { "Retry-After": String(retryAfterSeconds(e)) });
+    const wait = retryAfterSeconds(e);
+    form(429, "limited", { "Retry-After": String(wait) }, wait);
   };
   const password = typeof req.body?.password === "string" ? req.body.password : "";
   if (!password) return form(401, "empty");

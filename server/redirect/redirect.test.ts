@@ -359,6 +359,8 @@ describe("password links", () => {
     const w = await postPassword(l.slug, "nope", { "x-forwarded-for": "192.0.2.51" });
     expect(w.status).toBe(429);
     expect(Number(w.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The page tells the visitor when to try again.
+    expect(w.text).toMatch(/Too many wrong attempts\. Please try again in 1[45] minutes\./);
     // That wrong try counts for its address.
     expect((await postPassword(l.slug, PW, { "x-forwarded-for": "192.0.2.51" })).status).toBe(429);
     expect((await clicksOf(l.id)).count).toBe(1);
