@@ -51,6 +51,10 @@ export const links = pgTable(
       .on(t.domainId, t.slug)
       .where(sql`${t.deletedAt} IS NULL AND ${t.domainId} IS NOT NULL`),
     index("links_workspace_created_idx").on(t.workspaceId, t.createdAt.desc()),
+    // The REST list's keyset pages: (created_at, id) after a cursor, live links only.
+    index("links_workspace_keyset_idx")
+      .on(t.workspaceId, t.createdAt.desc(), t.id.desc())
+      .where(sql`${t.deletedAt} IS NULL`),
     // A CSV import skips a row without slug whose URL the workspace already links to (a second run
     // creates nothing): equality on URLs of up to 4096 characters, which a btree cannot hold.
     index("links_url_hash_idx").using("hash", t.url),

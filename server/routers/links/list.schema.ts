@@ -72,6 +72,51 @@ export const bulkTagInput = z
     if (!v.add.length && !v.remove.length) ctx.addIssue({ code: "custom", path: ["add"], message: "give a tag to add or remove" });
   });
 
+// The REST list (`GET /links`): optional paging, sort and filters. Query values arrive as strings.
+
+export const API_LIST_MAX = 1000;
+export const API_SORTS = ["created", "clicks"] as const;
+export const API_STATUSES = ["live", "expired", "archived"] as const;
+export type ApiSort = (typeof API_SORTS)[number];
+
+/** Always VALIDATION_FAILED, also for members (such as `slug`) whose name carries another code in bodies. */
+const plainIssue = { code: "VALIDATION_FAILED" };
+const limitQuery = text()
+  .regex(/^\d{1,4}$/, `must be an integer from 1 to ${API_LIST_MAX}`)
+  .transform(Number)
+  .refine((n) => n >= 1 && n <= API_LIST_MAX, `must be an integer from 1 to ${API_LIST_MAX}`);
+
+export const apiListInput = z
+  .object({
+    limit: limitQuery
+      .optional()
+      .describe(`1-${API_LIST_MAX}: answer one page of at most this many links, with \`next_cursor\`. Without it: every matching link.`),
+    cursor: text().max(2000).optional().describe("The `next_cursor` of the previous page, with the same filters and sort (and `limit`)."),
+    sort: z.enum(API_SORTS).optional().describe("`created` (default): newest first. `clicks`: most clicks of all time first, ties newest first."),
+    q: text().max(200).optional().describe("Case-insensitive part of the slug, destination URL, title or share-card title; `%` and `_` are literal."),
+    tag: tagSchema.optional().describe("Only links carrying this tag."),
+    domain: text().max(253).optional().describe("A verified domain's name, or `default` for the default redirect domain."),
+    slug: text()
+      .superRefine((s, ctx) => {
+        if (s.length > 200) ctx.addIssue({ code: "custom", message: "must be at most 200 characters", params: plainIssue });
+      })
+      .optional()
+      .describe("Exact slug, on `domain` (the default redirect domain when absent): at most one link."),
+    status: z
+      .enum(API_STATUSES)
+      .optional()
+      .describe("`live` (default): not deleted, not archived. `expired`: live and past `expires_at`. `archived`: archived links."),
+  })
+  .strict();
+export type ApiListInput = z.output<typeof apiListInput>;
+
+export const apiListOutput = z.object({
+  links: z.array(linkOutput),
+  /** Only with `limit`: the cursor of the next page, null on the last one. */
+  next_cursor: z.string().nullable().optional().describe("Only with `limit`: pass it as `cursor` for the next page; null on the last page."),
+});
+export type ApiListOutput = z.output<typeof apiListOutput>;
+
 export const bulkExpiryInput = z.object({ ids, expires_at: expiresAtSchema.nullable() }).strict();
 export const bulkIdsInput = z.object({ ids }).strict();
 export const bulkOutput = z.object({ updated: z.number().int() });

@@ -24,8 +24,14 @@ const STATUS: Record<ListStatus, (now: number) => SQL> = {
   share_card: () => or(isNotNull(links.ogTitle), isNotNull(links.ogDescription), isNotNull(links.ogImage))!,
 };
 
+/** The filters shared by the dashboard list, its bulk actions and REST `GET /links`. */
+export type LinkFilters = Partial<ListInput> & {
+  /** Exact slug, on `domain` (the default redirect domain when absent). */
+  slug?: string;
+};
+
 /** Conditions of the filters, or null when they can match nothing (a domain the workspace does not have). */
-export async function filterConditions(db: Db, app: AppServices, workspaceId: string, input: ListInput, now: number): Promise<SQL[] | null> {
+export async function filterConditions(db: Db, app: AppServices, workspaceId: string, input: LinkFilters, now: number): Promise<SQL[] | null> {
   const where = [workspaceLinks(workspaceId)];
   const q = input.q?.trim();
   if (q) {
@@ -34,13 +40,14 @@ export async function filterConditions(db: Db, app: AppServices, workspaceId: st
   }
   if (input.tag) where.push(arrayContains(links.tags, [input.tag]));
   if (input.status) where.push(STATUS[input.status](now));
-  if (input.domain !== undefined) {
-    if (input.domain === app.config.redirectDomain) where.push(isNull(links.domainId));
+  if (input.slug !== undefined) where.push(eq(links.slug, input.slug));
+  if (input.domain !== undefined || input.slug !== undefined) {
+    if (input.domain === undefined || input.domain === app.config.redirectDomain) where.push(isNull(links.domainId));
     else {
       const [d] = await db
         .select({ id: domains.id })
         .from(domains)
-        .where(and(eq(domains.workspaceId, workspaceId), eq(domains.name, input.domain)))
+        .where(and(eq(domains.workspaceId, workspaceId), eq(domains.name, input.domain!)))
         .limit(1);
       if (!d) return null;
       where.push(eq(links.domainId, d.id));
@@ -116,6 +123,9 @@ export async function listDashboardLinks(app: AppServices, actor: Actor, input: 
   });
 }
 
+/** A link's all-time click count: the sum of its hourly rollups, read through the rollups' index. */
+export const allTimeClicks = sql<number>`(select coalesce(sum(r.count), 0) from ${clickRollups} r where r.link_id = ${links.id})`.mapWith(Number);
+
 /**
  * One page of links. "clicks" orders by each link's all-time count, the sum of its hourly rollups
  * (what `countClicks` answers without a range), read per link through the rollups' primary key:
@@ -126,8 +136,7 @@ async function pageRows(db: Db, where: SQL[], sort: ListInput["sort"], offset: n
     .select()
     .from(links)
     .where(and(...where));
-  const byClicks = sql`(select coalesce(sum(r.count), 0) from ${clickRollups} r where r.link_id = ${links.id}) desc`;
-  const ordered = sort === "clicks" ? q.orderBy(byClicks, desc(links.createdAt), desc(links.id)) : q.orderBy(desc(links.createdAt), desc(links.id));
+  const ordered = sort === "clicks" ? q.orderBy(desc(allTimeClicks), desc(links.createdAt), desc(links.id)) : q.orderBy(desc(links.createdAt), desc(links.id));
   return ordered.limit(LIST_PAGE_SIZE).offset(offset);
 }
 

@@ -2,11 +2,12 @@ import { z } from "zod";
 import { authedProcedure, optionalAuthProcedure, router, runtimeChecks, contract } from "../../trpc/init";
 import { idempotent } from "../../trpc/idempotency";
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
-import { createLink, deleteLink, getLink, listLinks, updateLink } from "./links.service";
+import { createLink, deleteLink, getLink, updateLink } from "./links.service";
 import { createLinkChecks, updateLinkChecks } from "./runtime-checks";
 import { isSlugAvailable, slugAvailableInput, slugAvailableOutput, suggestInput, suggestLinks, suggestOutput } from "./as-you-type";
 import { bulkExpiry, bulkDelete, bulkTag, listDashboardLinks } from "./list";
-import { bulkExpiryInput, bulkIdsInput, bulkOutput, bulkTagInput, listInput, listOutput } from "./list.schema";
+import { apiListInput, apiListOutput, bulkExpiryInput, bulkIdsInput, bulkOutput, bulkTagInput, listInput, listOutput } from "./list.schema";
+import { listApiLinks } from "./list-api";
 import {
   bulkDeleteMatching,
   bulkDeleteMatchingInput,
@@ -69,13 +70,18 @@ export const linkRouter = router({
         path: "/links",
         tags: [TAG],
         summary: "List links",
-        description: "Links of the caller's workspace, newest first. Deleted and linktree-owned links are excluded.",
+        description:
+          "Links of the caller's workspace, newest first. Deleted and linktree-owned links are excluded. " +
+          "Every parameter is optional: without `limit` the answer is every matching link as `{links}`; with `limit` it is one page " +
+          "and `next_cursor` (null on the last page), to send back as `cursor` with the same filters and sort. " +
+          "Pages neither repeat nor skip a link while links are created or deleted. " +
+          "An unknown, repeated or bracketed parameter, or a bad value, answers 400 naming it.",
         protect: true,
       },
     })
-    .input(z.object({}))
-    .output(contract(z.object({ links: z.array(linkOutput) })))
-    .query(async ({ ctx }) => ({ links: await listLinks(ctx.app, ctx.actor) })),
+    .input(apiListInput)
+    .output(contract(apiListOutput))
+    .query(({ ctx, input }) => listApiLinks(ctx.app, ctx.actor, input)),
 
   get: authedProcedure
     .meta({
