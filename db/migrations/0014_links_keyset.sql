@@ -1,1 +1,1 @@
-CREATE INDEX "links_workspace_keyset_idx" ON "links" USING btree ("workspace_id","created_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE "links"."deleted_at" IS NULL;
+CREATE INDEX "links_workspace_keyset_idx" ON "links" USING btree ("workspace_id","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST) WHERE "links"."deleted_at" IS NULL;

@@ -51,9 +51,10 @@ export const links = pgTable(
       .on(t.domainId, t.slug)
       .where(sql`${t.deletedAt} IS NULL AND ${t.domainId} IS NOT NULL`),
     index("links_workspace_created_idx").on(t.workspaceId, t.createdAt.desc()),
-    // The REST list's keyset pages: (created_at, id) after a cursor, live links only.
+    // The REST list's keyset pages: (created_at, id) after a cursor, live links only. NULLS FIRST is
+    // what ORDER BY … DESC means; with NULLS LAST the planner would not use it for that order.
     index("links_workspace_keyset_idx")
-      .on(t.workspaceId, t.createdAt.desc(), t.id.desc())
+      .on(t.workspaceId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())
       .where(sql`${t.deletedAt} IS NULL`),
     // A CSV import skips a row without slug whose URL the workspace already links to (a second run
     // creates nothing): equality on URLs of up to 4096 characters, which a btree cannot hold.

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../../../db/client";
 import { domains, links } from "../../../db/schema";
@@ -56,12 +56,13 @@ function decodeCursor(workspaceId: string, input: ApiListInput, sort: ApiSort, c
   return key;
 }
 
-/** Rows strictly after `key` in the list's order (every part of the order is descending). */
+/**
+ * Rows strictly after `key` in the list's order (every part of it descending). A row comparison, so
+ * the keyset index seeks to the cursor instead of reading every newer link first.
+ */
 function after(key: Key): SQL {
-  const byTime = (createdAt: number, id: string) => or(lt(links.createdAt, createdAt), and(eq(links.createdAt, createdAt), lt(links.id, id)))!;
-  if (key.length === 2) return byTime(key[0], key[1]);
-  const [clicks, createdAt, id] = key;
-  return or(sql`${allTimeClicks} < ${clicks}`, and(sql`${allTimeClicks} = ${clicks}`, byTime(createdAt, id)))!;
+  if (key.length === 2) return sql`(${links.createdAt}, ${links.id}) < (${key[0]}, ${key[1]})`;
+  return sql`(${allTimeClicks}, ${links.createdAt}, ${links.id}) < (${key[0]}, ${key[1]}, ${key[2]})`;
 }
 
 /** A `domain` value is `default` or one of the workspace's verified domains; anything else is a 400. */
