@@ -245,4 +245,14 @@ describe("GET /links paging and filters", () => {
       expect(r.json).toMatchObject({ error: "VALIDATION_FAILED", fields: { cursor: expect.any(Array) } });
     }
   });
+
+  it("every parameter is documented in /openapi.json, and the answer declares next_cursor", async () => {
+    const doc = (await http(`${t.appUrl}/api/openapi.json`)).json;
+    const op = doc.paths["/links"].get;
+    const params = op.parameters.map((p: { name: string; description?: string }) => [p.name, Boolean(p.description)]);
+    expect(params).toEqual(["limit", "cursor", "sort", "q", "tag", "domain", "slug", "status"].map((n) => [n, true]));
+    const answer = op.responses["200"].content["application/json"].schema;
+    expect(answer.required).toEqual(["links"]);
+    expect(answer.properties.next_cursor).toMatchObject({ type: "string", nullable: true });
+  });
 });

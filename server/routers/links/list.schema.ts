@@ -89,23 +89,23 @@ const limitQuery = text()
 export const apiListInput = z
   .object({
     limit: limitQuery
-      .optional()
-      .describe(`1-${API_LIST_MAX}: answer one page of at most this many links, with \`next_cursor\`. Without it: every matching link.`),
-    cursor: text().max(2000).optional().describe("The `next_cursor` of the previous page, with the same filters and sort (and `limit`)."),
-    sort: z.enum(API_SORTS).optional().describe("`created` (default): newest first. `clicks`: most clicks of all time first, ties newest first."),
-    q: text().max(200).optional().describe("Case-insensitive part of the slug, destination URL, title or share-card title; `%` and `_` are literal."),
-    tag: tagSchema.optional().describe("Only links carrying this tag."),
-    domain: text().max(253).optional().describe("A verified domain's name, or `default` for the default redirect domain."),
+      .describe(`1-${API_LIST_MAX}: answer one page of at most this many links, with \`next_cursor\`. Without it: every matching link.`)
+      .optional(),
+    cursor: text().max(2000).describe("The `next_cursor` of the previous page, with the same filters and sort (and `limit`).").optional(),
+    sort: z.enum(API_SORTS).describe("`created` (default): newest first. `clicks`: most clicks of all time first, ties newest first.").optional(),
+    q: text().max(200).describe("Case-insensitive part of the slug, destination URL, title or share-card title; `%` and `_` are literal.").optional(),
+    tag: tagSchema.describe("Only links carrying this tag.").optional(),
+    domain: text().max(253).describe("A verified domain's name, or `default` for the default redirect domain.").optional(),
     slug: text()
       .superRefine((s, ctx) => {
         if (s.length > 200) ctx.addIssue({ code: "custom", message: "must be at most 200 characters", params: plainIssue });
       })
-      .optional()
-      .describe("Exact slug, on `domain` (the default redirect domain when absent): at most one link."),
+      .describe("Exact slug, on `domain` (the default redirect domain when absent): at most one link.")
+      .optional(),
     status: z
       .enum(API_STATUSES)
-      .optional()
-      .describe("`live` (default): not deleted, not archived. `expired`: live and past `expires_at`. `archived`: archived links."),
+      .describe("`live` (default): not deleted, not archived. `expired`: live and past `expires_at`. `archived`: archived links.")
+      .optional(),
   })
   .strict();
 export type ApiListInput = z.output<typeof apiListInput>;
