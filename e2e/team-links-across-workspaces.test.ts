@@ -21,7 +21,8 @@ const switchTo = async (p: Awaited<ReturnType<typeof page>>, label: string) => {
   await p.goto(`${server.appUrl}/links`);
   await p.getByLabel("Workspace", { exact: true }).selectOption({ label });
   await p.getByRole("button", { name: "Switch" }).click();
-  await p.waitForURL(/\/links$/);
+  // The page is at /links before the switch too: wait for the switcher to show the new workspace.
+  await expect.poll(() => current(p)).toBe(label);
 };
 const current = (p: Awaited<ReturnType<typeof page>>) => p.getByLabel("Workspace", { exact: true }).locator("option:checked").textContent();
 
@@ -70,6 +71,14 @@ describe("team links across workspaces", () => {
     expect(await current(member)).toBe("Acme Ops");
     expect(await member.textContent("body")).not.toContain("Not found");
     await shot(member, "team-links-switched-390px");
+
+    // The link's analytics, opened from the personal workspace, switch the same way.
+    await switchTo(member, "Personal");
+    const linkId = linkUrl.split("/").pop()!;
+    await member.goto(`${server.appUrl}/analytics?link=${linkId}`);
+    await member.getByText("Switched to workspace Acme Ops to open this link.").waitFor();
+    expect(await member.getByRole("heading", { name: `Analytics · ops-${stamp}` }).count()).toBe(1);
+    expect(await current(member)).toBe("Acme Ops");
 
     // Someone who is not a member still gets the page's 404.
     const stranger = await page();

@@ -2,9 +2,10 @@ import { redirect, type AppLoadContext, type LoaderFunctionArgs, type MetaFuncti
 import { Form, Link, useLoaderData, useLocation } from "@remix-run/react";
 import { ClicksChart } from "../components/ClicksChart";
 import { LinkPicker } from "../components/LinkPicker";
-import { FieldErrors, FormAlert, fieldErrors, PageHeader } from "../components/ui";
+import { FieldErrors, FormAlert, fieldErrors, PageHeader, Success } from "../components/ui";
 import { FILTERS, knownZone, NONE, RANGES, viewRange, withParam, type FilterKey } from "../lib/analytics-view";
-import { fieldError, formError, load } from "../lib/errors.server";
+import { attempt, fieldError, formError, load } from "../lib/errors.server";
+import { loadAcrossWorkspaces } from "../lib/locate.server";
 import type { FormError } from "../lib/messages";
 import { formatNumber } from "../lib/format";
 import { useCountryName } from "../lib/hydrated";
@@ -60,6 +61,12 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
   const tz = zoneOf(request, sp);
   const range = viewRange(sp, knownZone(tz) ? tz : "UTC");
   let linkId = typed ? undefined : sp.get("link") || undefined;
+  // A teammate's link of another of the user's workspaces: switch there and open it (with a notice).
+  if (linkId) {
+    const id = linkId;
+    const here = await attempt(request, () => context.caller.link.get({ id }));
+    if (!here.ok && here.error.error === "NOT_FOUND") await loadAcrossWorkspaces(context, request, "link", id, () => context.caller.link.get({ id }));
+  }
   const filters: Record<string, string> = {};
   for (const [k] of FILTERS) {
     const v = sp.get(k);
@@ -129,6 +136,8 @@ export default function Analytics() {
   const sp = new URLSearchParams(location.search);
   // The picker's unresolved text is not part of any view the page links to.
   sp.delete("link_q");
+  const switched = sp.get("switched");
+  sp.delete("switched");
   const errs = (name: string) => fieldErrors(problem, name);
   const marked = (name: string) => (errs(name).length ? { "aria-invalid": true, "aria-describedby": `${name}-err` } : {});
   const countryName = useCountryName();
@@ -150,6 +159,11 @@ export default function Analytics() {
         </a>
       </PageHeader>
 
+      {switched && link ? (
+        <div className="mb-4">
+          <Success>Switched to workspace {switched} to open this link.</Success>
+        </div>
+      ) : null}
       <FormAlert error={problem} className="mb-4" />
       <Form method="get" className="card mb-4 grid gap-3 sm:grid-cols-2 lg:grid-cols-[1fr_1fr_1fr_1fr_1fr_auto] lg:items-end">
         {/* The breakdown filters and an explicit zone ride along when the form is applied. */}
