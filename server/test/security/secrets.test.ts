@@ -47,7 +47,7 @@ describe("codes and tokens", () => {
     const auth = readFileSync("server/core/auth.ts", "utf8");
     expect(auth).toMatch(/const hash = sha256\(m\[1\]\)/);
     expect(auth).toMatch(/eq\(apiTokens\.tokenHash, hash\)/);
-    expect(auth).toMatch(/tokenCache\.get\(hash\)/);
+    expect(auth).toMatch(/tokenReader\(app\.tokenCache\)\.read\(\s*hash,/);
     expect(readFileSync("server/redirect/password-submit.ts", "utf8")).toMatch(/verifyPassword\(password, link\.passwordHash\)/);
   });
 });
