@@ -49,7 +49,7 @@ const getPng = async (t: TestServer, id: string, ip = "198.51.100.1", method = "
 describe("rendering happens off the request thread", () => {
   let s: Awaited<ReturnType<typeof serverWith>>;
   beforeAll(async () => {
-    s = await serverWith({ worker: SLOW_WORKER });
+    s = await serverWith({ worker: SLOW_WORKER, maxWaitMs: 600_000 });
   });
   afterAll(async () => {
     await s?.images.close();
@@ -77,7 +77,7 @@ describe("rendering happens off the request thread", () => {
 describe("a full render queue answers 503 with Retry-After", () => {
   let s: Awaited<ReturnType<typeof serverWith>>;
   beforeAll(async () => {
-    s = await serverWith({ worker: SLOW_WORKER, queue: 1 });
+    s = await serverWith({ worker: SLOW_WORKER, queue: 1, maxWaitMs: 600_000 });
   });
   afterAll(async () => {
     await s?.images.close();
@@ -113,6 +113,36 @@ describe("a full render queue answers 503 with Retry-After", () => {
     // Once there is room, the refused card renders.
     c.open();
     expect((await getPng(s.t, lc.id)).status).toBe(200);
+  });
+});
+
+describe("a request waits a bounded time for its render", () => {
+  let s: Awaited<ReturnType<typeof serverWith>>;
+  beforeAll(async () => {
+    s = await serverWith({ worker: SLOW_WORKER, maxWaitMs: 300 });
+  });
+  afterAll(async () => {
+    await s?.images.close();
+    await s?.t.close();
+  });
+
+  it("a render that takes longer answers 503 with Retry-After; it goes on and the next request gets the stored image", async () => {
+    const g = gate();
+    const card = await newLink(s.t, s.user, { og_title: g.title });
+    const late = await getPng(s.t, card.id);
+    expect(late.status).toBe(503);
+    expect(late.json).toEqual({ error: "SERVICE_UNAVAILABLE" });
+    expect(Number(late.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await pollUntil(async () => g.started(), Boolean, 20_000)).toBe(true);
+    g.open();
+    const renders = s.images.renders;
+    const ok = await pollUntil(
+      () => getPng(s.t, card.id),
+      (r) => r.status === 200,
+      20_000,
+    );
+    expect(ok.headers.get("content-type")).toBe("image/png");
+    expect(s.images.renders).toBe(renders); // the first render was kept, not done again
   });
 });
 

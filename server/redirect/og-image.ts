@@ -41,6 +41,12 @@ export type OgImagesOptions = {
   maxBytes?: number;
   /** The worker module (tests put a slower one in). */
   worker?: URL;
+  /**
+   * How long a request waits for its render; past that it gets OgImagesBusy while the render goes
+   * on and is stored for the next request. A busy machine starves the low-priority render thread,
+   * and a crawler is better served by a quick 503 with Retry-After than by a hung request.
+   */
+  maxWaitMs?: number;
 };
 
 const HAS_KEY = /^[0-9a-f]{40}\.png$/;
@@ -63,9 +69,11 @@ export class OgImages {
   private readonly dir: string;
   private readonly maxBytes: number;
   private readonly retryAfter: number;
+  private readonly maxWaitMs: number;
 
   constructor(opts: OgImagesOptions) {
     this.dir = opts.dir;
+    this.maxWaitMs = opts.maxWaitMs ?? 5_000;
     this.maxBytes = opts.maxBytes ?? 256 * 1024 * 1024;
     const threads = opts.threads ?? 1;
     const queue = opts.queue ?? 16;
@@ -104,13 +112,23 @@ export class OgImages {
       }
     }
     let p = this.inflight.get(key);
-    if (p) return p;
+    if (p) return this.bounded(p);
     await beforeRender?.();
     p = this.inflight.get(key);
-    if (p) return p;
+    if (p) return this.bounded(p);
     p = this.renderAndStore(key, card).finally(() => this.inflight.delete(key));
     this.inflight.set(key, p);
-    return p;
+    p.catch(() => {}); // a caller that stopped waiting does not leave the failure unhandled
+    return this.bounded(p);
+  }
+
+  /** The render's result, or OgImagesBusy once `maxWaitMs` has passed (the render goes on). */
+  private bounded(p: Promise<Buffer>): Promise<Buffer> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new OgImagesBusy(this.retryAfter)), this.maxWaitMs);
+    });
+    return Promise.race([p, late]).finally(() => clearTimeout(timer));
   }
 
   /** Renders waiting for a thread. */

@@ -118,7 +118,10 @@ const formBody = fc.oneof(
 );
 
 function checkRedirectAnswer(res: { status: number; headers: Headers; text: string }, what: string) {
-  expect(res.status, `${what} → ${res.status} ${res.text.slice(0, 200)}`).toBeLessThan(500);
+  // A share-card image whose render is still under way after the wait bound is the one 5xx allowed:
+  // 503 with Retry-After (a busy machine starves the render thread).
+  const busyImage = /^\w+ \/_\/og\//.test(what) && res.status === 503 && Number(res.headers.get("retry-after")) > 0;
+  if (!busyImage) expect(res.status, `${what} → ${res.status} ${res.text.slice(0, 200)}`).toBeLessThan(500);
   expectNoLeak(res.text, what);
   if (res.status === 301 || res.status === 302) {
     const location = res.headers.get("location") ?? "";
@@ -159,7 +162,7 @@ describe("fuzz: the redirect host", () => {
       }),
       fuzzParams(RUNS * 2),
     );
-  });
+  }, 180_000); // share-card renders wait their bound each on a machine busy with other tests
 
   it("raw request targets with control characters and broken escapes never get a 5xx", async () => {
     const target = fc.oneof(
