@@ -73,7 +73,7 @@ export class OgImages {
 
   constructor(opts: OgImagesOptions) {
     this.dir = opts.dir;
-    this.maxWaitMs = opts.maxWaitMs ?? 5_000;
+    this.maxWaitMs = opts.maxWaitMs ?? 20_000;
     this.maxBytes = opts.maxBytes ?? 256 * 1024 * 1024;
     const threads = opts.threads ?? 1;
     const queue = opts.queue ?? 16;
@@ -85,9 +85,10 @@ export class OgImages {
       maxThreads: threads,
       maxQueue: queue,
       // The thread leaves when idle: satori, resvg and the fonts hold tens of MB, and most
-      // instances render rarely. Lower CPU priority than the request thread: a render may wait.
+      // instances render rarely. Lower CPU priority than the request thread, but not the lowest:
+      // at nice 19 a machine busy with other work starved renders for minutes.
       idleTimeout: 30_000,
-      niceIncrement: 19,
+      niceIncrement: 5,
     });
   }
 

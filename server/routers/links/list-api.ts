@@ -9,7 +9,7 @@ import type { Actor } from "../../trpc/context";
 import { linkDtos } from "./links.service";
 import { expiredAt } from "./link-status";
 import { allTimeClicks, filterConditions } from "./list";
-import type { ApiListInput, ApiListOutput, ApiSort } from "./list.schema";
+import type { ApiListInput, ApiListDto, ApiSort } from "./list.schema";
 
 const CURSOR_VERSION = 1;
 
@@ -83,7 +83,7 @@ async function domainFilter(db: Db, app: AppServices, workspaceId: string, domai
  * one page by keyset (never by offset), so links created or deleted between two pages make the
  * later pages neither repeat nor skip a link.
  */
-export async function listApiLinks(app: AppServices, actor: Actor, input: ApiListInput, now = Date.now()): Promise<ApiListOutput> {
+export async function listApiLinks(app: AppServices, actor: Actor, input: ApiListInput, now = Date.now()): Promise<ApiListDto> {
   const ws = actor.workspaceId;
   const sort: ApiSort = input.sort ?? "created";
   if (input.cursor !== undefined && input.limit === undefined) throw validation({ cursor: ["needs limit: give the same limit as the previous page"] });

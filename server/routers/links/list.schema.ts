@@ -115,7 +115,7 @@ export const apiListOutput = z.object({
   /** Only with `limit`: the cursor of the next page, null on the last one. */
   next_cursor: z.string().nullable().optional().describe("Only with `limit`: pass it as `cursor` for the next page; null on the last page."),
 });
-export type ApiListOutput = z.output<typeof apiListOutput>;
+export type ApiListDto = z.output<typeof apiListOutput>;
 
 export const bulkExpiryInput = z.object({ ids, expires_at: expiresAtSchema.nullable() }).strict();
 export const bulkIdsInput = z.object({ ids }).strict();
