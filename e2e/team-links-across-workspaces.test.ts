@@ -20,8 +20,13 @@ async function page(width = 1280) {
 const switchTo = async (p: Awaited<ReturnType<typeof page>>, label: string) => {
   await p.goto(`${server.appUrl}/links`);
   await p.getByLabel("Workspace", { exact: true }).selectOption({ label });
-  await p.getByRole("button", { name: "Switch" }).click();
-  // The page is at /links before the switch too: wait for the switcher to show the new workspace.
+  // The page is at /links before the switch too, and the select shows the choice at once: wait for
+  // the switch itself to be answered.
+  await Promise.all([
+    p.waitForResponse((r) => r.request().method() === "POST" && r.url().includes("/workspaces/switch")),
+    p.getByRole("button", { name: "Switch" }).click(),
+  ]);
+  await p.waitForLoadState("networkidle");
   await expect.poll(() => current(p)).toBe(label);
 };
 const current = (p: Awaited<ReturnType<typeof page>>) => p.getByLabel("Workspace", { exact: true }).locator("option:checked").textContent();
