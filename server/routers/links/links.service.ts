@@ -1,4 +1,4 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links } from "../../../db/schema";
 import { base, type Config } from "../../config";
@@ -13,7 +13,6 @@ import { lockWorkspaceOrNotFound } from "../workspaces";
 import type { Actor, Context } from "../../trpc/context";
 import { inLinkTransaction, linkTx, type LinkRow, type NewLink } from "./link-store";
 import * as store from "./link-store";
-import { workspaceLinks } from "./link-status";
 import type { CreateLinkInput, LinkDto, UpdateLinkInput } from "./links.schema";
 
 export const PUBLIC_WORKSPACE_ID = "public";
@@ -123,14 +122,6 @@ export async function createLink(ctx: Context, actor: Actor | null, input: Creat
     return store.insertLink(lt, { ...values, domainId: (await usableDomain(lt.db, workspaceId, domainName)).id });
   });
   return toLinkDto(row, app.config, domainName);
-}
-
-/** A listing read: the read replica when one is set and has the workspace's own writes (read-routing.ts). */
-export async function listLinks(app: AppServices, actor: Actor): Promise<LinkDto[]> {
-  return app.reads.run(actor.workspaceId, async (db) => {
-    const rows = await db.select().from(links).where(workspaceLinks(actor.workspaceId)).orderBy(desc(links.createdAt), desc(links.id));
-    return linkDtos(db, app.config, rows);
-  });
 }
 
 /** A link of the actor's workspace (deleted ones included), or 404. */
