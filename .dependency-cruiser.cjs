@@ -1,5 +1,5 @@
 // The floors of the house (README "Architecture"): a file imports only from its own floor or below.
-//   0 ground     server/domain/          error codes, AppError, code → status, limits, shared types
+//   0 ground     server/domain/          error codes, AppError, code → status, limits, shared types, pure rules the dashboard shares
 //                server/config.ts        configuration (env parsed once)
 //   1 data       db/
 //   2 lib        server/lib/             helpers that know no transport
@@ -19,6 +19,8 @@ const floors = [
   { name: "transports", path: "^(server/(http|redirect|admin)/|server/cli\\.ts$|app/)" },
   { name: "start", path: "^server/main\\.ts$" },
 ];
+// Pure rules the dashboard and the server share: one copy, in the ground floor.
+const sharedRules = "^server/domain/(tags|countries|host-input)\\.ts$";
 const notTest = "\\.(test|fault|test-helper)\\.tsx?$|^server/test/|^e2e/|^bench/|^db/test-db\\.ts$";
 
 module.exports = {
@@ -48,9 +50,17 @@ module.exports = {
       severity: "error",
       comment:
         "The dashboard reaches the server through its load context (the routers' caller) and Express routes in server/http/: " +
-        "its build must hold no server module, or one process runs two copies of their state. Types may be imported.",
+        "its build must hold no server module, or one process runs two copies of their state. Types may be imported, " +
+        "and the pure rules both sides apply (tags, country codes, a typed domain), which hold no state.",
       from: { path: "^app/", pathNot: notTest },
-      to: { path: "^(server|db)/", dependencyTypesNot: ["type-only"] },
+      to: { path: "^(server|db)/", pathNot: sharedRules, dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "shared-rules-are-pure",
+      severity: "error",
+      comment: "A rule the dashboard's build shares with the server imports nothing, so it carries no server module along.",
+      from: { path: sharedRules },
+      to: {},
     },
     {
       name: "no-import-of-tests",

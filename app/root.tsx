@@ -89,6 +89,9 @@ function NavItems({ viewer }: { viewer: Viewer | null }) {
       <NavLink to="/domains" className={navClass}>
         Domains
       </NavLink>
+      <NavLink to="/webhooks" className={navClass}>
+        Webhooks
+      </NavLink>
       <NavLink to="/settings" className={navClass}>
         Settings
       </NavLink>

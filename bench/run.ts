@@ -11,9 +11,10 @@
 //   7. CSV import: 100,000 rows by the command line and by a server's import runner (bench/import.ts)
 //   8. linkslist: the dashboard's links list (link.dashboardList) over 10,000 links with tags and clicks
 //   9. og: redirects while one client floods the share-card images (/_/og/{id}.png, 300 ids) vs without
+//  10. linktree: the public page of a 50-item linktree, warm, one visit at a time, vs a bare node:http server (bench/linktree.ts)
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000), BENCH_SMALL,
-// BENCH_ONLY (comma list of: redirects,embedded,api,analytics,memory,slugs,ingest,start,import,linkslist,og),
+// BENCH_ONLY (comma list of: redirects,embedded,api,analytics,memory,slugs,ingest,start,import,linkslist,og,linktree,rules,health),
 // BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds), BENCH_NODE_ARGS (node flags
 // for the server), BENCH_TSX=1 (run the server through tsx instead of its bundle).
 import { execSync } from "node:child_process";
@@ -30,10 +31,13 @@ import { newLinkId } from "../server/lib/ids";
 import { createUserWithWorkspace, issueToken } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { apiRequest, percentile, runLoad, slugRequest, summary, type LoadResult } from "./load";
-import { NAMESPACE, isFreeSlot, seedClicks, seedSlugNamespace, slugOf } from "./seed";
+import { NAMESPACE, analyze, isFreeSlot, seedClicks, seedSlugNamespace, slugOf } from "./seed";
 import { cpuMs, postgresCpuMs, root, freePort, samplePeak, startServer, type Server } from "./server";
 import { benchIngest, benchSlugs } from "./sections";
 import { benchImportCli, benchImportServer } from "./import";
+import { benchHealth } from "./health";
+import { benchRules } from "./rules";
+import { benchLinktreePage, LINKTREE_ITEMS, LINKTREE_TARGET_MS } from "./linktree";
 import { parseConfig } from "../server/config";
 import { createServices } from "../server/core/services";
 import { createContextInner } from "../server/trpc/context";
@@ -55,11 +59,13 @@ const CLICKS_BIG = SMALL ? 100_000 : 1_000_000;
 /** The branded domain of the redirect section. */
 const BRAND = "go.bench.example";
 
-type Row = { section: string; what: string; measured: string; target: string; met: boolean | null };
+type Row = { section: string; what: string; measured: string; target: string; met: boolean | null; load: string };
 const rows: Row[] = [];
+/** The 1-minute load average over the machine's cores when a row is measured, so a reader can judge the figure. */
+const loadNow = () => `${os.loadavg()[0].toFixed(1)} / ${os.cpus().length} cores`;
 const row = (section: string, what: string, measured: string, target = "", met: boolean | null = null) => {
-  rows.push({ section, what, measured, target, met });
-  console.log(`  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}`);
+  rows.push({ section, what, measured, target, met, load: loadNow() });
+  console.log(`  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}  [load ${loadNow()}]`);
 };
 const f = (x: number, d = 0) => x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 const log = (s: string) => console.log(`\n== ${s}`);
@@ -288,7 +294,14 @@ async function main() {
       updatedAt: now,
     }));
     for (let i = 0; i < analystLinks.length; i += 500) await database.db.insert(links).values(analystLinks.slice(i, i + 500));
+    // Statistics for what was just inserted: a test cluster may run without autovacuum.
+    await analyze(sql);
 
+    const listing = {
+      databaseUrl: dbUrl.href,
+      workspaceId: reader.workspaceId,
+      newToken: async () => (await issueToken(database.db, reader.id, "bench")).token,
+    };
     // ---- 1. redirects, 6. API, 5. start on PostgreSQL (small database) -----------------------
     if (on("redirects") || on("api") || on("start")) {
       log(`redirects: ${LINKS} links, ${CONNECTIONS} connections, ${ROUNDS}×${SECONDS} s rounds each, alternating`);
@@ -324,7 +337,7 @@ async function main() {
         row("redirects", "throughput branded/default", f(d.rps / a.rps, 2), "≈ 1 (as fast)", d.rps / a.rps >= 0.9);
         if ((d.statuses.get(301) ?? 0) !== d.requests) console.log(`  branded answers: ${JSON.stringify([...d.statuses])}`);
         row("memory", "peak RSS under redirect load, 1,000 links", `${f(peakRss1k)} MB`);
-        if (on("api")) await benchApi(app, writerToken, readerToken);
+        if (on("api")) await benchApi(app, writerToken, readerToken).then(() => benchListing(app, listing));
         // A graceful stop flushes buffered clicks; then count what was stored.
         const code = await app.stop();
         const [{ n }] = await database.db.select({ n: count() }).from(clicks).where(eq(clicks.workspaceId, "public"));
@@ -337,7 +350,7 @@ async function main() {
         );
         if (a.errors + b.errors) console.log(`  socket errors: ${a.errors + b.errors}`);
       } else {
-        if (on("api")) await benchApi(app, writerToken, readerToken);
+        if (on("api")) await benchApi(app, writerToken, readerToken).then(() => benchListing(app, listing));
         await app.stop();
       }
     }
@@ -532,6 +545,31 @@ async function main() {
       );
     }
 
+    // ---- 10. the linktree public page (its own server and database) ---------------------------
+    if (on("linktree")) {
+      log(`linktree public page: ${LINKTREE_ITEMS} items, caches warm, one visit at a time, alternating with a bare node:http server`);
+      const l = await benchLinktreePage({ adminUrl: ADMIN_URL, visits: SMALL ? 1_000 : 2_000, env });
+      row(
+        "linktree",
+        `public page of ${LINKTREE_ITEMS} items (${f(l.bytes)} bytes), ${f(l.visits)} visits`,
+        `p50 ${f(l.p50, 2)} ms, p99 ${f(l.p99, 2)} ms; server CPU ${f(l.cpuMs, 2)} ms a visit`,
+        `p50 ≤ ${LINKTREE_TARGET_MS} ms`,
+        l.p50 <= LINKTREE_TARGET_MS,
+      );
+      row("linktree", "bare node:http, the same bytes from memory", `p50 ${f(l.bareP50, 2)} ms, p99 ${f(l.bareP99, 2)} ms`);
+      row("linktree", "p50 service/bare", f(l.p50 / l.bareP50, 2));
+    }
+
+    // ---- link rules (variants, languages, forwarding) vs plain; destination checks (own databases)
+    if (on("rules")) {
+      log("rules: redirects of links with variants, languages and forward_query vs plain links (bench/rules.ts)");
+      for (const r of await benchRules(ADMIN_URL)) row("rules", r.what, r.measured, r.target, r.met);
+    }
+    if (on("health")) {
+      log("health: 100,000 links over 2,000 hosts checked; redirects during a check run (bench/health.ts)");
+      for (const r of await benchHealth(ADMIN_URL)) row("health", r.what, r.measured, r.target, r.met);
+    }
+
     // ---- 5. start on PGlite ------------------------------------------------------------------
     if (on("start")) {
       log("start on PGlite");
@@ -553,8 +591,9 @@ async function main() {
     rmSync(dataDir, { recursive: true, force: true });
   }
 
-  console.log("\n| section | measurement | measured | target | met |\n|---|---|---|---|---|");
-  for (const r of rows) console.log(`| ${r.section} | ${r.what} | ${r.measured} | ${r.target} | ${r.met === null ? "" : r.met ? "yes" : "**no**"} |`);
+  console.log("\n| section | measurement | measured | target | met | load average |\n|---|---|---|---|---|---|");
+  for (const r of rows)
+    console.log(`| ${r.section} | ${r.what} | ${r.measured} | ${r.target} | ${r.met === null ? "" : r.met ? "yes" : "**no**"} | ${r.load} |`);
   const missed = rows.filter((r) => r.met === false);
   console.log(missed.length ? `\n${missed.length} target(s) not met: ${missed.map((r) => r.what).join("; ")}` : "\nall targets met");
   // Correctness failures fail the run; a missed speed target is reported in the table.
@@ -740,3 +779,64 @@ main().catch((e) => {
   console.error(e);
   process.exit(1);
 });
+
+/**
+ * GET /links of the reader's 100 links (and `?limit=100`) against the bare-query floor
+ * (bench/bare-list-server.ts: node:http, one prepared query, the same answer), alternating rounds of
+ * LISTING_REQUESTS requests at 10 connections, each round in another order. Every app round uses a
+ * fresh token (a pro token may make 10,000 calls an hour). The floor's answer must be the app's bytes.
+ */
+const LISTING_REQUESTS = Number(env.BENCH_LISTING_REQUESTS ?? 4000);
+async function benchListing(app: Server, o: { databaseUrl: string; workspaceId: string; newToken: () => Promise<string> }) {
+  log(`GET /links vs the bare-query floor (10 connections, ${ROUNDS} rounds of ${f(LISTING_REQUESTS)} requests each, alternating)`);
+  const port = await freePort();
+  const child = fork(path.join(root, "bench", "bare-list-server.ts"), [String(port), o.databaseUrl, o.workspaceId, `http://127.0.0.1:${app.redirectPort}`], {
+    execPath: path.join(root, "node_modules", ".bin", "tsx"),
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  await new Promise((r) => child.once("message", r));
+  try {
+    const appHost = `127.0.0.1:${app.appPort}`;
+    const paths = { all: "/api/links", paged: "/api/links?limit=100", floor: "/" } as const;
+    type K = keyof typeof paths;
+    const load = async (k: K, maxRequests: number, keepBodies = 0) => {
+      const [p, host, token] = k === "floor" ? [port, `127.0.0.1:${port}`, "-"] : [app.appPort, appHost, await o.newToken()];
+      return runLoad({ host: "127.0.0.1", port: p, connections: 10, maxRequests, keepBodies, request: apiRequest("GET", host, () => paths[k], token) });
+    };
+    const [appFirst, floorFirst] = [await load("all", 1, 1), await load("floor", 1, 1)];
+    const same = appFirst.bodies?.[0] === floorFirst.bodies?.[0];
+    row(
+      "api",
+      "GET /links and the floor answer the same bytes",
+      same ? `same ${f(Buffer.byteLength(appFirst.bodies?.[0] ?? ""))} bytes` : "different",
+      "equal",
+      same,
+    );
+    const keys: K[] = ["all", "paged", "floor"];
+    for (const k of keys) await load(k, 1000); // warm-up
+    const totals: Record<K, LoadResult[]> = { all: [], paged: [], floor: [] };
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const k of keys.map((_, i) => keys[(i + round - 1) % keys.length])) {
+        const r = await load(k, LISTING_REQUESTS);
+        totals[k].push(r);
+        console.log(
+          `  round ${round} ${k.padEnd(5)} ${f(r.requests / r.seconds).padStart(7)} req/s  p50 ${percentile(r.latenciesMs.slice().sort(), 50).toFixed(2)} ms`,
+        );
+      }
+    }
+    const floor = merge(totals.floor);
+    const figures = (m: ReturnType<typeof merge>) =>
+      `${f(m.rps)} req/s, p50 ${f(m.p50, 2)} ms, p99 ${f(m.p99, 2)} ms; statuses ${JSON.stringify(Object.fromEntries(m.statuses))}`;
+    row("api", "bare-query floor (node:http, one prepared query, the same answer)", figures(floor));
+    for (const [k, what] of [
+      ["all", "GET /links (100 links), 10 connections"],
+      ["paged", "GET /links?limit=100 (100 links), 10 connections"],
+    ] as const) {
+      const m = merge(totals[k]);
+      row("api", what, figures(m), "≥ 2,000 req/s, p50 ≤ 5 ms", m.rps >= 2000 && m.p50 <= 5 && m.statuses.get(200) === m.requests);
+      row("api", `${what.split(" (")[0]}: throughput service/floor`, f(m.rps / floor.rps, 2), "≥ 0.80", m.rps / floor.rps >= 0.8);
+    }
+  } finally {
+    child.kill("SIGTERM");
+  }
+}

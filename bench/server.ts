@@ -49,6 +49,9 @@ export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: s
     LOG_LEVEL: "warn",
     EDGE_HEADERS: "none",
     TRUST_PROXY: "false",
+    // Destination checks would fetch the seeded links' destinations during the rounds; the health
+    // section turns them on.
+    LINK_HEALTH_CHECKS: env.LINK_HEALTH_CHECKS ?? "off",
   };
   if (opts.databaseUrl) appEnv.DATABASE_URL = opts.databaseUrl;
   else delete appEnv.DATABASE_URL;

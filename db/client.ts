@@ -45,6 +45,11 @@ export type OpenOptions = {
   pgliteDir?: string;
   /** PGlite data dump (tarball) to start from, for fast test databases. */
   pgliteLoadDataDir?: Blob;
+  /**
+   * Migrated data directory a new `pgliteDir` is copied from (db/pglite-template.mjs); by default
+   * the one `npm run build` leaves in build/, if any; `null` makes the database from scratch.
+   */
+  pgliteTemplate?: string | null;
   migrate?: boolean;
   poolSize?: number;
 };
@@ -181,7 +186,18 @@ function preparing<T extends object>(client: T): T {
 async function openPglite(opts: OpenOptions): Promise<Database> {
   const { drizzle } = await import("drizzle-orm/pglite");
   const dir = opts.pgliteDir ?? "memory://";
-  if (!dir.startsWith("memory://")) mkdirSync(dir, { recursive: true });
+  if (!dir.startsWith("memory://")) {
+    if (opts.pgliteLoadDataDir) mkdirSync(dir, { recursive: true });
+    else {
+      // A new data directory is a copy of the migrated template, made whole before it is used.
+      const { findTemplate, prepareDataDir } = await import("./pglite-template.mjs");
+      // Asked not to migrate (the CLI's db:migrate reports what it applies), a new database starts
+      // empty unless a template is named.
+      const template =
+        typeof opts.pgliteTemplate === "string" ? opts.pgliteTemplate : opts.pgliteTemplate === null || opts.migrate === false ? undefined : findTemplate();
+      await prepareDataDir(dir, template, { empty: opts.migrate === false });
+    }
+  }
   const { RemotePglite } = await import("./pglite-remote");
   const client = await RemotePglite.create(dir, opts.pgliteLoadDataDir);
   // drizzle's PGlite driver calls only query and transaction, which RemotePglite answers alike.

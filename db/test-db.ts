@@ -1,12 +1,15 @@
-import { existsSync, readFileSync, readdirSync, writeFileSync, mkdtempSync } from "node:fs";
-import { createHash, randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import { migrationsFolder, openDatabase, type Database } from "./client";
+import { openDatabase, type Database } from "./client";
+import { templateKey } from "./pglite-template.mjs";
 
 /**
  * A fresh, migrated database for one test file: a new PostgreSQL database when DATABASE_URL
  * is set, otherwise an in-memory PGlite loaded from a migrated template (0.8 s instead of 2.5 s).
+ * The template is an uncompressed dump: 60 MB in the temporary folder, but it loads in about half
+ * the time of the gzipped one (8 MB), for every test file.
  */
 export async function createTestDatabase(): Promise<Database & { dispose(): Promise<void> }> {
   const url = process.env.DATABASE_URL;
@@ -34,14 +37,13 @@ export async function createTestDatabase(): Promise<Database & { dispose(): Prom
   return Object.assign(database, { dispose: () => database.close() });
 }
 
-/** Path of a gzipped PGlite data dir with every migration applied; built once per migration set. */
+/** Path of a PGlite data dir dump (tar) with every migration applied; built once per migration set. */
 export async function pgliteTemplate(): Promise<string> {
-  const hash = createHash("sha256");
-  for (const f of readdirSync(migrationsFolder).sort()) if (f.endsWith(".sql")) hash.update(f).update(readFileSync(path.join(migrationsFolder, f)));
-  const file = path.join(os.tmpdir(), `linkshort-pglite-${hash.digest("hex").slice(0, 16)}.tar.gz`);
+  // Named as the data dir template is: another PGlite version or migration set makes another dump.
+  const file = path.join(os.tmpdir(), `linkshort-pglite-${templateKey()}.tar`);
   if (existsSync(file)) return file;
   const db = await openDatabase({ pgliteDir: "memory://" });
-  const dump = await db.pglite!.dumpDataDir("gzip");
+  const dump = await db.pglite!.dumpDataDir("none");
   await db.close();
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));

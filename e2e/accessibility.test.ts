@@ -93,6 +93,7 @@ const signedIn = (admin: boolean, withData: boolean) => [
   "/settings",
   "/settings/tokens",
   "/settings/sessions",
+  "/settings/audit",
   ...(admin ? ["/admin/reports"] : []),
   "/this-page-does-not-exist",
 ];

@@ -156,11 +156,11 @@ it("Export CSV downloads every link, and importing it back creates nothing", asy
   const file = (await (await download).path())!;
   const lines = readFileSync(file, "utf8").trim().split("\r\n");
   expect(lines[0]).toBe(
-    "id,slug,domain,short_url,url,title,tags,created_at,expires_at,expiration_url,targeting,og_title,og_description,og_image,clicks,has_password",
+    "id,slug,domain,short_url,url,title,tags,created_at,expires_at,expiration_url,targeting,og_title,og_description,og_image,clicks,has_password,forward_query,variants,archived",
   );
   expect(lines).toHaveLength(1 + 19_997);
   expect(lines.find((l) => l.includes(",post0,"))).toMatch(
-    /^[0-9a-z]{8},post0,,http:\/\/127\.0\.0\.1:\d+\/post0,https:\/\/example\.com\/post\/0,,blog\|news,2023-05-01T08:00:00\.000Z,,,,,,,0,false$/,
+    /^[0-9a-z]{8},post0,,http:\/\/127\.0\.0\.1:\d+\/post0,https:\/\/example\.com\/post\/0,,blog\|news,2023-05-01T08:00:00\.000Z,,,,,,,0,false,false,,false$/,
   );
   await page.goto(`${server.appUrl}/links/import`);
   await page.getByLabel("CSV file").setInputFiles(file);

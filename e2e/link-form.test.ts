@@ -29,6 +29,9 @@ describe("link form normalisation in Chromium", () => {
     expect(await page.getByLabel("Tags").inputValue()).toBe("campaign, q4-push, cafe-creme");
     await page.getByRole("button", { name: "Create link" }).click();
     await page.waitForURL(/\/links\/[0-9a-z]{8}\?created=1/);
+    // What was saved, read from the server: the page just navigated to may still hold the form's
+    // typed fields for a moment while it hydrates.
+    await page.reload();
     expect(await page.getByLabel("Destination URL").inputValue()).toBe("https://example.com/x");
     expect(await page.getByLabel("Tags").inputValue()).toBe("cafe-creme, campaign, q4-push");
     expect(await page.getByLabel("Title", { exact: true }).inputValue()).toBe("Autumn campaign");

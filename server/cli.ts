@@ -5,14 +5,16 @@
  * endpoint (one process per data directory), and opens the data directory itself only when
  * no server holds it.
  */
+import { readFileSync } from "node:fs";
 import { copyFile, stat, unlink } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { ConfigError, parseConfig, type Config } from "./config";
 import { openDatabase } from "../db/client";
 import { LINK_CHANNEL } from "./core/services";
+import { absolutePathArgs } from "./admin/backup";
 import { ADMIN_PATH, ADMIN_SECRET_HEADER, readAdminEndpointInfo, type AdminEndpointInfo } from "./admin/endpoint";
-import { CommandError, commandFailure, email, importFormat, parse, queueImport, runAdminCommand, USAGE } from "./admin/commands";
+import { checkUsage, CommandError, commandFailure, email, HELP, importFormat, parse, queueImport, runAdminCommand, SEE_HELP } from "./admin/commands";
 import { IMPORT_MAX_BYTES, IMPORT_MAX_MB } from "./routers/imports/csv-file";
 import type { ImportJobDto } from "./routers/imports/imports.schema";
 import { ensureUploadsDir, runImportJob, summary, uploadName, type JobProgress } from "./routers/imports/imports.service";
@@ -62,9 +64,11 @@ function askServer(info: AdminEndpointInfo, args: string[]): Promise<Result> {
 }
 
 async function runDirect(config: Config, args: string[]): Promise<Result> {
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite"), poolSize: 1 });
+  // A backup is of the database as it is (taken before an upgrade's migrations), and db:migrate reports what it applies.
+  const migrate = !["db:migrate", "backup:create"].includes(parse(args).positionals[0] ?? "");
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pglite"), poolSize: 1, migrate });
   try {
-    return { ok: true, output: await runAdminCommand(database.db, args, config) };
+    return { ok: true, output: await runAdminCommand(database.db, args, config, database) };
   } catch (e) {
     return { ok: false, failure: commandFailure(e) };
   } finally {
@@ -220,8 +224,8 @@ async function importThroughServer(config: Config, args: ImportArgs, upload: str
 /** `links:import`: the file is copied into DATA_DIR/imports/uploads, checked, made a job and run to the end. */
 async function importCommand(config: Config, argv: string[]): Promise<Result> {
   const { values, positionals } = parse(argv);
-  if (positionals.length > 1) throw new CommandError("USAGE", `unexpected argument ${positionals[1]}\n${USAGE}`);
-  if (!values.file) throw new CommandError("USAGE", `--file is required\n${USAGE}`);
+  if (positionals.length > 1) throw new CommandError("USAGE", `unexpected argument ${positionals[1]}${SEE_HELP}`);
+  if (!values.file) throw new CommandError("USAGE", `--file is required${SEE_HELP}`);
   email(values.email);
   importFormat(values.format);
   let size: number;
@@ -251,10 +255,23 @@ async function importCommand(config: Config, argv: string[]): Promise<Result> {
 }
 
 async function main() {
+  const raw = process.argv.slice(2);
+  // Before the configuration is read: help must work on a machine not yet configured.
+  if (raw.some((a) => a === "--help" || a === "-h") || raw[0] === "help") {
+    process.stdout.write(`${HELP}\n`);
+    process.exit(0);
+  }
+  if (raw[0] === "--version" || raw[0] === "-v") {
+    const { name, version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { name: string; version: string };
+    process.stdout.write(`${name} ${version}\n`);
+    process.exit(0);
+  }
   let result: Result;
   try {
+    const argv = absolutePathArgs(raw);
+    // A wrong command line is said before the configuration is read or a database opened.
+    checkUsage(argv);
     const config = parseConfig();
-    const argv = process.argv.slice(2);
     result = parse(argv).positionals[0] === "links:import" ? await importCommand(config, argv) : await run(config, argv);
   } catch (e) {
     result = { ok: false, failure: e instanceof ConfigError ? { error: "CONFIG", message: e.message } : commandFailure(e) };
@@ -263,8 +280,13 @@ async function main() {
     process.stdout.write(JSON.stringify(result.output, null, 2) + "\n");
     process.exit(0);
   }
-  process.stderr.write(JSON.stringify(result.failure) + "\n");
+  // One line whatever the message holds (a database's error may span several).
+  process.stderr.write(JSON.stringify({ ...result.failure, message: result.failure.message.replace(/\s*\n\s*/g, " ") }) + "\n");
   process.exit(result.failure.error === "USAGE" ? 2 : 1);
 }
 
-void main();
+// Whatever escapes main is still one line and exit code 1, never a stack trace.
+main().catch((e: unknown) => {
+  process.stderr.write(JSON.stringify({ error: "INTERNAL_ERROR", message: String(e instanceof Error ? e.message : e).replace(/\s*\n\s*/g, " ") }) + "\n");
+  process.exit(1);
+});

@@ -34,9 +34,47 @@ describe("configuration", () => {
     ["SMTP_URL", "mail.example"],
     ["EDGE_HEADERS", "akamai"],
     ["TRUST_PROXY", "maybe?"],
+    ["MAIL_FROM", "links at example"],
+    ["SIGNUPS", "no"],
+    ["ANONYMOUS_LINKS", "false"],
+    ["EMAIL_SIGNIN", "disabled"],
+    ["WEBHOOK_ALLOW_PRIVATE", "yes"],
+    ["LINK_HEALTH_CHECKS", "0"],
+    ["OIDC_ISSUER", "not a url"],
   ])("refuses a wrong %s naming the variable", (name, value) => {
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), [name]: value })).toThrow(ConfigError);
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), [name]: value })).toThrow(name);
+  });
+
+  it("reads the instance switches: SIGNUPS, ANONYMOUS_LINKS, EMAIL_SIGNIN default on, off when set so", () => {
+    const on = parseConfig({ DATA_DIR: tempDataDir() });
+    expect([on.signups, on.anonymousLinks, on.emailSignin, on.linkHealthChecks, on.webhookAllowPrivate]).toEqual([true, true, true, true, false]);
+    const off = parseConfig({
+      DATA_DIR: tempDataDir(),
+      SIGNUPS: "off",
+      ANONYMOUS_LINKS: "off",
+      LINK_HEALTH_CHECKS: "off",
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      EMAIL_SIGNIN: "off",
+      OIDC_ISSUER: "https://id.example.com",
+      OIDC_CLIENT_ID: "links",
+      OIDC_CLIENT_SECRET: "s3cret",
+    });
+    expect([off.signups, off.anonymousLinks, off.emailSignin, off.linkHealthChecks, off.webhookAllowPrivate]).toEqual([false, false, false, false, true]);
+    expect(off.oidc).toEqual({ issuer: "https://id.example.com", clientId: "links", clientSecret: "s3cret", name: "Single sign-on" });
+  });
+
+  it("MAIL_FROM is the sender of every mail, as an address or Name <address>", () => {
+    expect(parseConfig({ DATA_DIR: tempDataDir(), MAIL_FROM: "Acme Links <links@acme.example>" }).mailFrom).toBe("Acme Links <links@acme.example>");
+    expect(parseConfig({ DATA_DIR: tempDataDir(), MAIL_FROM: "links@acme.example" }).mailFrom).toBe("links@acme.example");
+  });
+
+  it("refuses a partial OIDC configuration, an http issuer off loopback, and EMAIL_SIGNIN=off without OIDC", () => {
+    expect(() => parseConfig({ DATA_DIR: tempDataDir(), OIDC_ISSUER: "https://id.example.com" })).toThrow("OIDC_ISSUER");
+    const oidc = { OIDC_CLIENT_ID: "links", OIDC_CLIENT_SECRET: "s3cret" };
+    expect(() => parseConfig({ DATA_DIR: tempDataDir(), ...oidc, OIDC_ISSUER: "http://id.example.com" })).toThrow("OIDC_ISSUER");
+    expect(parseConfig({ DATA_DIR: tempDataDir(), ...oidc, OIDC_ISSUER: "http://127.0.0.1:9999" }).oidc?.issuer).toBe("http://127.0.0.1:9999");
+    expect(() => parseConfig({ DATA_DIR: tempDataDir(), EMAIL_SIGNIN: "off" })).toThrow("EMAIL_SIGNIN");
   });
 
   it("refuses a REDIRECT_URL on the same host and port as APP_URL (the Host header could not tell them apart)", () => {

@@ -11,7 +11,11 @@ const httpUrl = z
   .refine((v) => /^https?:\/\//i.test(v), "must be an http(s) URL")
   .transform((v) => v.replace(/\/+$/, ""));
 
-const envSchema = z.object({
+/** A two-valued switch, read as a boolean (`yes` true). */
+const onOff = (yes: string, no: string) =>
+  z.enum([yes, no] as [string, string], { errorMap: () => ({ message: `must be ${yes} or ${no}` }) }).transform((v) => v === yes);
+
+export const envSchema = z.object({
   APP_URL: httpUrl.default("http://localhost:3000"),
   API_URL: httpUrl.optional(),
   /** The development server of the API document: a URL whose host holds `{stage}` (unset: derived from API_URL). */
@@ -77,6 +81,30 @@ const envSchema = z.object({
     }),
   /** Scheme of branded short links (`https`: TLS ends at the operator's proxy). */
   CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
+  /** Webhook endpoints and health checks may reach loopback, private and link-local addresses (tests, closed networks). */
+  WEBHOOK_ALLOW_PRIVATE: onOff("true", "false").default("false"),
+  /** Scheduled destination health checks; `off` leaves checks on request only. */
+  LINK_HEALTH_CHECKS: onOff("on", "off").default("on"),
+  /** Single sign-on with OpenID Connect: all of issuer, client id and secret, or none. */
+  OIDC_ISSUER: httpUrl.optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The sign-in button's label. */
+  OIDC_NAME: z.string().min(1).max(60, "must be at most 60 characters").default("Single sign-on"),
+  /** `off`: no sign-in codes are mailed; OIDC is the only way in. */
+  EMAIL_SIGNIN: onOff("on", "off").default("on"),
+  /** `off`: only existing users and invited addresses can sign in. */
+  SIGNUPS: onOff("on", "off").default("on"),
+  /** `off`: creating a link needs a credential. */
+  ANONYMOUS_LINKS: onOff("on", "off").default("on"),
+  /** Sender of every mail: `address` or `Name <address>` (relays refuse the default's `localhost`). */
+  MAIL_FROM: z
+    .string()
+    .regex(
+      /^(?:[^<>\r\n]{1,100} <[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+)$/,
+      "must be an address (links@example.com) or Name <links@example.com>",
+    )
+    .optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.string().default("development"),
 });
@@ -110,6 +138,20 @@ export type Config = Readonly<{
   dnsServers?: readonly string[];
   /** Scheme of branded domains' short links (CUSTOM_DOMAIN_SCHEME). */
   customDomainScheme?: "https" | "http";
+  /** MAIL_FROM; undefined: `Links <no-reply@localhost>`, fine for the outbox directory, refused by real relays. */
+  mailFrom?: string;
+  /** WEBHOOK_ALLOW_PRIVATE: webhooks and health checks may reach private addresses. */
+  webhookAllowPrivate?: boolean;
+  /** LINK_HEALTH_CHECKS (default on): scheduled destination checks. */
+  linkHealthChecks?: boolean;
+  /** OpenID Connect sign-in; undefined: not configured. */
+  oidc?: { issuer: string; clientId: string; clientSecret: string; name: string };
+  /** EMAIL_SIGNIN (default on). */
+  emailSignin?: boolean;
+  /** SIGNUPS (default on): unknown, uninvited addresses may sign up. */
+  signups?: boolean;
+  /** ANONYMOUS_LINKS (default on): POST /links without a credential. */
+  anonymousLinks?: boolean;
 }>;
 
 /** `1.2.3.4:53`, `[::1]:5353`, or an address alone (port 53), as node:dns's setServers takes them. */
@@ -123,8 +165,27 @@ function dnsServer(s: string): boolean {
 
 export class ConfigError extends Error {}
 
+/** Secrets that may instead be read from a file named by `<NAME>_FILE` (Docker and systemd credentials). */
+export const SECRET_FILE_VARIABLES = ["SESSION_SECRET", "DATABASE_URL", "SMTP_URL", "OIDC_CLIENT_SECRET", "REDIS_URL"] as const;
+
+/** `<NAME>_FILE` replaced by the file's content (its final line break dropped); setting both is a mistake worth stopping for. */
+function readSecretFiles(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const out = { ...env };
+  for (const name of SECRET_FILE_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    if (!file) continue;
+    if (env[name]) throw new ConfigError(`Invalid configuration:\n  ${name}_FILE: set ${name} or ${name}_FILE, not both`);
+    try {
+      out[name] = readFileSync(file, "utf8").replace(/\r?\n$/, "");
+    } catch (e) {
+      throw new ConfigError(`Invalid configuration:\n  ${name}_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
+  return out;
+}
+
 export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
-  const emptyToUndefined = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const emptyToUndefined = Object.fromEntries(Object.entries(readSecretFiles(env)).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(emptyToUndefined);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
@@ -145,6 +206,16 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   }
   if (e.DATABASE_READ_URL && !e.DATABASE_URL) {
     throw new ConfigError("Invalid configuration:\n  DATABASE_READ_URL: needs DATABASE_URL (a replica of the embedded database does not exist)");
+  }
+  const oidcParts = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET].filter((v) => v !== undefined).length;
+  if (oidcParts !== 0 && oidcParts !== 3) {
+    throw new ConfigError("Invalid configuration:\n  OIDC_ISSUER: OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET go together");
+  }
+  if (e.OIDC_ISSUER && new URL(e.OIDC_ISSUER).protocol === "http:" && !isLoopbackHost(new URL(e.OIDC_ISSUER).hostname)) {
+    throw new ConfigError("Invalid configuration:\n  OIDC_ISSUER: must be https (http only on a loopback host)");
+  }
+  if (!e.EMAIL_SIGNIN && !e.OIDC_ISSUER) {
+    throw new ConfigError("Invalid configuration:\n  EMAIL_SIGNIN: off needs OIDC_ISSUER, or nobody could sign in");
   }
   const dataDir = path.resolve(e.DATA_DIR);
   return Object.freeze({
@@ -167,8 +238,20 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     clickRetentionDays: e.CLICK_RETENTION_DAYS,
     dnsServers: e.DNS_SERVERS,
     customDomainScheme: e.CUSTOM_DOMAIN_SCHEME,
+    mailFrom: e.MAIL_FROM,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    linkHealthChecks: e.LINK_HEALTH_CHECKS,
+    oidc: e.OIDC_ISSUER ? { issuer: e.OIDC_ISSUER, clientId: e.OIDC_CLIENT_ID!, clientSecret: e.OIDC_CLIENT_SECRET!, name: e.OIDC_NAME } : undefined,
+    emailSignin: e.EMAIL_SIGNIN,
+    signups: e.SIGNUPS,
+    anonymousLinks: e.ANONYMOUS_LINKS,
     production: e.NODE_ENV === "production",
   });
+}
+
+function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127\./.test(h);
 }
 
 function loadOrCreateSecret(dataDir: string): string {

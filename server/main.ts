@@ -5,6 +5,8 @@ import { createServices } from "./core/services";
 import { startServers } from "./http/server";
 import { reserveAdminEndpoint } from "./admin/endpoint";
 import { startImportRunner } from "./routers/imports/runner";
+import { startHealthChecks } from "./routers/health/scheduler";
+import { startWebhookWorker } from "./core/webhook-worker";
 import { guardProcess } from "./lib/process-guard";
 
 async function main() {
@@ -26,6 +28,10 @@ async function main() {
   const running = await startServers(app);
   // CSV imports: queued jobs, and those of a stopped instance, resume here.
   const imports = startImportRunner(app);
+  // Scheduled destination health checks (none with LINK_HEALTH_CHECKS=off); their state is in the database.
+  const healthChecks = startHealthChecks(app);
+  // Webhook deliveries: due ones (a stopped instance's too, once their lease runs out) are sent from here.
+  const webhookWorker = startWebhookWorker(app);
   app.log.info({ ms: Date.now() - started, database: database.driver }, "started");
 
   let stopping = false;
@@ -49,6 +55,8 @@ async function main() {
       force.unref();
       await running.close(); // stop accepting, finish in-flight requests
       await imports.stop(); // finish the import batch in progress, give the job back
+      await healthChecks.stop(); // checks still running keep their lease and are taken again later
+      await webhookWorker.stop(); // the attempts in flight end (10 s at most) and are recorded
       await app.close(); // flush buffered clicks, then rate limits, mail, read routing
       await database.close();
       app.log.info("stopped");

@@ -1,5 +1,5 @@
 import { useMemo } from "react";
-import { COUNTRY_CODES } from "../lib/countries";
+import { COUNTRY_CODES } from "../../server/domain/countries";
 import { countryName } from "../lib/format";
 import { useHydrated } from "../lib/hydrated";
 

@@ -103,6 +103,30 @@ export function LinkForm({ link, values, error, submitLabel, domains = [] }: Pro
 
       <TargetingEditor values={values} errors={errs("targeting")} />
 
+      <VariantsEditor values={values} errors={errs("variants")} />
+
+      <section className="card space-y-4" aria-labelledby="s-visits">
+        <h2 id="s-visits" className="text-lg font-semibold">
+          Visits
+        </h2>
+        <Checkbox
+          name="forward_query"
+          label="Pass the visitor's query string on to the destination"
+          defaultChecked={values.forward_query}
+          errors={errs("forward_query")}
+          hint="For example ?utm_source=ad on the short link is added to the destination. A parameter the destination already has keeps its own value."
+        />
+        {link ? (
+          <Checkbox
+            name="archived"
+            label="Archived"
+            defaultChecked={values.archived}
+            errors={errs("archived")}
+            hint="An archived link stops redirecting (visitors see “not found”) but keeps its slug, clicks and analytics. Untick to put it back."
+          />
+        ) : null}
+      </section>
+
       <section className="card space-y-4" aria-labelledby="s-pw">
         <h2 id="s-pw" className="text-lg font-semibold">
           Password
@@ -363,12 +387,14 @@ function UtmBuilder({
 function TargetingEditor({ values, errors }: { values: LinkFormValues; errors: string[] }) {
   const [rows, setRows] = useState(() => [...values.geo, { country: "", url: "" }]);
   const update = (i: number, patch: Partial<{ country: string; url: string }>) => setRows(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  const [langs, setLangs] = useState(() => [...values.languages, { language: "", url: "" }]);
+  const updateLang = (i: number, patch: Partial<{ language: string; url: string }>) => setLangs(langs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   return (
     <section className="card space-y-4" aria-labelledby="s-target">
       <h2 id="s-target" className="text-lg font-semibold">
         Targeting
       </h2>
-      <p className="hint !mt-0">Send visitors elsewhere by system or country. The system rule wins over the country rule.</p>
+      <p className="hint !mt-0">Send visitors elsewhere by system, country or language. The system rule comes first, then the country, then the language.</p>
       <div className="grid gap-4 sm:grid-cols-2">
         <Field label="iOS / iPadOS destination" name="ios" {...urlInput} onBlur={schemeOnBlur} defaultValue={values.ios} />
         <Field label="Android destination" name="android" {...urlInput} onBlur={schemeOnBlur} defaultValue={values.android} />
@@ -405,6 +431,151 @@ function TargetingEditor({ values, errors }: { values: LinkFormValues; errors: s
         </button>
         <p className="hint">Up to 50 countries.</p>
       </fieldset>
+      <fieldset>
+        <legend className="label">Languages</legend>
+        <ul className="space-y-2">
+          {langs.map((r, i) => (
+            <li key={i} className="flex flex-col gap-2 sm:flex-row">
+              <input
+                name="lang_code"
+                className="input sm:max-w-[8rem]"
+                aria-label={`Language code ${i + 1}`}
+                placeholder="de"
+                maxLength={3}
+                autoCapitalize="none"
+                spellCheck={false}
+                value={r.language}
+                onChange={(e) => updateLang(i, { language: e.target.value.toLowerCase() })}
+              />
+              <input
+                name="lang_url"
+                {...urlInput}
+                className="input"
+                aria-label={`Destination for language ${i + 1}`}
+                placeholder="https://example.com/de"
+                value={r.url}
+                onChange={(e) => updateLang(i, { url: e.target.value })}
+                onBlur={() => updateLang(i, { url: withScheme(r.url) })}
+              />
+              <button
+                type="button"
+                className="btn-ghost"
+                aria-label={`Remove language ${i + 1}`}
+                onClick={() => setLangs(langs.length > 1 ? langs.filter((_, j) => j !== i) : [{ language: "", url: "" }])}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+        <button type="button" className="btn-secondary mt-2" disabled={langs.length >= 20} onClick={() => setLangs([...langs, { language: "", url: "" }])}>
+          Add language
+        </button>
+        <p className="hint">Up to 20, by two- or three-letter code (de, pt, es). The visitor&apos;s browser languages are tried in its order of preference.</p>
+      </fieldset>
+      <FieldErrors errors={errors} />
+    </section>
+  );
+}
+
+/** A labelled checkbox with its hint and errors tied to it. */
+function Checkbox({ name, label, hint, errors, defaultChecked }: { name: string; label: string; hint: string; errors: string[]; defaultChecked: boolean }) {
+  const id = `f-${name}`;
+  return (
+    <div>
+      <div className="flex items-center gap-2">
+        <input
+          id={id}
+          name={name}
+          type="checkbox"
+          className="h-4 w-4"
+          defaultChecked={defaultChecked}
+          aria-describedby={`${id}-hint`}
+          aria-invalid={errors.length ? true : undefined}
+        />
+        <label htmlFor={id} className="text-sm font-medium">
+          {label}
+        </label>
+      </div>
+      <p id={`${id}-hint`} className="hint">
+        {hint}
+      </p>
+      <FieldErrors errors={errors} />
+    </div>
+  );
+}
+
+const MAX_VARIANTS = 5;
+
+/** A/B test: 2-5 destinations with weights summing to 100; the destination URL must be one of them. */
+function VariantsEditor({ values, errors }: { values: LinkFormValues; errors: string[] }) {
+  const [rows, setRows] = useState(() => (values.variants.length ? values.variants : []));
+  const update = (i: number, patch: Partial<{ url: string; weight: string }>) => setRows(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  const sum = rows.reduce((n, r) => n + (Number(r.weight) || 0), 0);
+  return (
+    <section className="card space-y-4" aria-labelledby="s-ab">
+      <h2 id="s-ab" className="text-lg font-semibold">
+        A/B test
+      </h2>
+      <p className="hint !mt-0">
+        Split the visitors that no targeting rule catches between 2 to 5 destinations. Each visitor keeps the same one all day. Weights are percentages that add
+        up to 100, and the destination URL above must be one of them.
+      </p>
+      {rows.length ? (
+        <fieldset>
+          <legend className="label">Variants</legend>
+          <ul className="space-y-2">
+            {rows.map((r, i) => (
+              <li key={i} className="flex flex-col gap-2 sm:flex-row">
+                <input
+                  name="variant_url"
+                  {...urlInput}
+                  className="input"
+                  aria-label={`Destination of variant ${i + 1}`}
+                  placeholder="https://example.com/b"
+                  value={r.url}
+                  onChange={(e) => update(i, { url: e.target.value })}
+                  onBlur={() => update(i, { url: withScheme(r.url) })}
+                />
+                <input
+                  name="variant_weight"
+                  type="number"
+                  inputMode="numeric"
+                  min={1}
+                  max={100}
+                  className="input sm:max-w-[7rem]"
+                  aria-label={`Weight of variant ${i + 1} (percent)`}
+                  value={r.weight}
+                  onChange={(e) => update(i, { weight: e.target.value })}
+                />
+                <button type="button" className="btn-ghost" aria-label={`Remove variant ${i + 1}`} onClick={() => setRows(rows.filter((_, j) => j !== i))}>
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ul>
+          <p className="hint" aria-live="polite">
+            Weights add up to {sum} of 100.
+          </p>
+        </fieldset>
+      ) : null}
+      <button
+        type="button"
+        className="btn-secondary"
+        disabled={rows.length >= MAX_VARIANTS}
+        onClick={() =>
+          setRows(
+            rows.length
+              ? [...rows, { url: "", weight: "" }]
+              : [
+                  { url: values.url, weight: "50" },
+                  { url: "", weight: "50" },
+                ],
+          )
+        }
+      >
+        {rows.length ? "Add variant" : "Start an A/B test"}
+      </button>
       <FieldErrors errors={errors} />
     </section>
   );

@@ -1,6 +1,6 @@
 import { Form, Link, useLocation } from "@remix-run/react";
 
-export type WorkspaceItem = { id: string; name: string | null; role: "owner" | "member"; personal: boolean; current: boolean; members: number };
+export type WorkspaceItem = { id: string; name: string | null; role: "owner" | "member" | "viewer"; personal: boolean; current: boolean; members: number };
 
 /** How a workspace is named to people: the personal one says so. */
 export function workspaceLabel(w: Pick<WorkspaceItem, "name" | "personal">): string {

@@ -12,6 +12,7 @@ export const FILTERS = [
   ["browser", "Browser"],
   ["platform", "System"],
   ["rule", "Targeting rule"],
+  ["trigger", "Visited through"],
 ] as const;
 export type FilterKey = (typeof FILTERS)[number][0];
 

@@ -1,5 +1,5 @@
 import type { LinkDto } from "../../server/routers/links/links.schema";
-import { expiryFromLocal, parseTags, targetingFrom, valuesFromForm, withUtm, type LinkFormValues } from "./link-form";
+import { expiryFromLocal, parseTags, targetingFrom, valuesFromForm, variantsFrom, withUtm, type LinkFormValues } from "./link-form";
 
 /** The link.create input from the form: empty fields are simply left out. */
 export function createInputFrom(form: FormData): { values: LinkFormValues; input: Record<string, unknown> } {
@@ -19,6 +19,10 @@ export function createInputFrom(form: FormData): { values: LinkFormValues; input
   if (v.og_title) input.og_title = v.og_title;
   if (v.og_description) input.og_description = v.og_description;
   if (v.og_image) input.og_image = v.og_image;
+  const variants = variantsFrom(v);
+  if (variants) input.variants = variants;
+  if (v.forward_query) input.forward_query = true;
+  if (v.archived) input.archived = true;
   return { values: v, input };
 }
 
@@ -41,5 +45,8 @@ export function updateInputFrom(form: FormData, current: LinkDto): { values: Lin
   input.og_title = v.og_title || null;
   input.og_description = v.og_description || null;
   input.og_image = v.og_image || null;
+  input.variants = variantsFrom(v);
+  input.forward_query = v.forward_query;
+  input.archived = v.archived;
   return { values: v, input };
 }

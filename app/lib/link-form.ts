@@ -1,5 +1,5 @@
 import type { LinkDto } from "../../server/routers/links/links.schema";
-import { normalizeTags, splitTags } from "./tags";
+import { normalizeTags, splitTags } from "../../server/domain/tags";
 
 /** What the link form shows: strings as typed, so a failed save keeps every value. */
 export type LinkFormValues = {
@@ -16,6 +16,12 @@ export type LinkFormValues = {
   ios: string;
   android: string;
   geo: { country: string; url: string }[];
+  /** Language rules: primary subtag (de, pt) and destination. */
+  languages: { language: string; url: string }[];
+  /** A/B variants as typed (weights as strings); none: no test. */
+  variants: { url: string; weight: string }[];
+  forward_query: boolean;
+  archived: boolean;
   password: string;
   password_clear: boolean;
   og_title: string;
@@ -42,6 +48,10 @@ export function valuesFromLink(link: LinkDto | null): LinkFormValues {
     ios: link?.targeting?.ios ?? "",
     android: link?.targeting?.android ?? "",
     geo: Object.entries(link?.targeting?.geo ?? {}).map(([country, url]) => ({ country, url })),
+    languages: Object.entries(link?.targeting?.languages ?? {}).map(([language, url]) => ({ language, url })),
+    variants: (link?.variants ?? []).map((v) => ({ url: v.url, weight: String(v.weight) })),
+    forward_query: link?.forward_query ?? false,
+    archived: link?.archived ?? false,
     password: "",
     password_clear: false,
     og_title: link?.og_title ?? "",
@@ -49,6 +59,13 @@ export function valuesFromLink(link: LinkDto | null): LinkFormValues {
     og_image: link?.og_image ?? "",
     utm: emptyUtm(),
   };
+}
+
+/** Rows of two repeated fields, left out when both are empty. */
+function pairs(form: FormData, a: string, b: string): [string, string][] {
+  const as = form.getAll(a).map(String);
+  const bs = form.getAll(b).map(String);
+  return as.map((x, i): [string, string] => [x, bs[i] ?? ""]).filter(([x, y]) => x.trim() || y.trim());
 }
 
 export function valuesFromForm(form: FormData): LinkFormValues {
@@ -69,6 +86,10 @@ export function valuesFromForm(form: FormData): LinkFormValues {
     ios: withScheme(s("ios")),
     android: withScheme(s("android")),
     geo: countries.map((country, i) => ({ country, url: withScheme(urls[i] ?? "") })).filter((g) => g.country || g.url),
+    languages: pairs(form, "lang_code", "lang_url").map(([language, url]) => ({ language: language.trim().toLowerCase(), url: withScheme(url) })),
+    variants: pairs(form, "variant_url", "variant_weight").map(([url, weight]) => ({ url: withScheme(url), weight: weight.trim() })),
+    forward_query: form.get("forward_query") === "on",
+    archived: form.get("archived") === "on",
     password: s("password"),
     password_clear: form.get("password_clear") === "on",
     og_title: s("og_title"),
@@ -138,12 +159,20 @@ export function browserOffset(local: string): string {
   return String(Math.round((asLocal - asUtc) / 60_000));
 }
 
-type Targeting = { geo?: Record<string, string>; ios?: string; android?: string };
+type Targeting = { geo?: Record<string, string>; ios?: string; android?: string; languages?: Record<string, string> };
 export function targetingFrom(v: LinkFormValues): Targeting | null {
   const t: Targeting = {};
   if (v.ios) t.ios = v.ios;
   if (v.android) t.android = v.android;
   const geo = v.geo.filter((g) => g.country || g.url);
   if (geo.length) t.geo = Object.fromEntries(geo.map((g) => [g.country, g.url]));
+  const languages = v.languages.filter((l) => l.language || l.url);
+  if (languages.length) t.languages = Object.fromEntries(languages.map((l) => [l.language, l.url]));
   return Object.keys(t).length ? t : null;
+}
+
+/** The variants as the API takes them (weights as numbers; one that is not a number is sent as typed, for the API to name); none: null. */
+export function variantsFrom(v: LinkFormValues): { url: string; weight: number | string }[] | null {
+  if (!v.variants.length) return null;
+  return v.variants.map((x) => ({ url: x.url, weight: /^\d+$/.test(x.weight) ? Number(x.weight) : x.weight }));
 }

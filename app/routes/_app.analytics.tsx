@@ -4,7 +4,8 @@ import { ClicksChart } from "../components/ClicksChart";
 import { LinkPicker } from "../components/LinkPicker";
 import { FieldErrors, FormAlert, fieldErrors, PageHeader, Success } from "../components/ui";
 import { FILTERS, knownZone, NONE, RANGES, viewRange, withParam, type FilterKey } from "../lib/analytics-view";
-import { attempt, fieldError, formError, load } from "../lib/errors.server";
+import { dailyVisitors, overview, OverviewFieldError, type Overview, type OverviewInput } from "../components/analytics/overview.server";
+import { attempt, fieldError, load } from "../lib/errors.server";
 import { loadAcrossWorkspaces } from "../lib/locate.server";
 import type { FormError } from "../lib/messages";
 import { formatNumber } from "../lib/format";
@@ -27,10 +28,12 @@ function zoneOf(request: Request, sp: URLSearchParams): string {
   return knownZone(cookie) ? cookie : "UTC";
 }
 
-/** Fields of the range form that a bad value marks in place; anything else still answers its error page. */
-const FORM_FIELDS: Record<string, string> = { from: "from", to: "to", interval: "interval", link_id: "link" };
-
-type DashboardArgs = Parameters<AppLoadContext["caller"]["analytics"]["dashboard"]>[0];
+/** A real calendar day YYYY-MM-DD. */
+const isRealDay = (s: string) => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
+  const t = new Date(`${s}T00:00:00Z`);
+  return !Number.isNaN(t.getTime()) && t.toISOString().slice(0, 10) === s && t.getUTCFullYear() >= 1970;
+};
 
 /**
  * The picker's text without JavaScript (`link_q`): empty is every link, a slug or a single match
@@ -54,12 +57,44 @@ async function resolveTyped(context: AppLoadContext, request: Request, sp: URLSe
   throw redirect(`${new URL(request.url).pathname}${s ? `?${s}` : ""}`);
 }
 
+/** The filters of the view (the link apart), as in the address. */
+function filtersOf(sp: URLSearchParams): Record<string, string> {
+  const filters: Record<string, string> = {};
+  for (const [k] of FILTERS) {
+    const v = sp.get(k);
+    if (k !== "link" && v !== null && v !== "") filters[k] = v;
+  }
+  return filters;
+}
+
+/** The view's range and interval, each checked: a wrong one is marked and replaced by the default. */
+function checkedView(sp: URLSearchParams, tz: string, range: ReturnType<typeof viewRange>) {
+  const marks: Record<string, string> = {};
+  let { from, to } = range;
+  for (const [name, v] of [
+    ["from", from],
+    ["to", to],
+  ] as const) {
+    if (v !== undefined && !isRealDay(v)) marks[name] = "must be a day YYYY-MM-DD";
+  }
+  if (!marks.from && !marks.to && from && to && from > to) marks.to = "must not be before from";
+  if (marks.from || marks.to) ({ from, to } = viewRange(new URLSearchParams(), tz));
+  let interval = sp.get("interval") || undefined;
+  if (interval !== undefined && interval !== "hour" && interval !== "day") {
+    marks.interval = "must be hour or day";
+    interval = undefined;
+  }
+  return { from, to, interval, marks };
+}
+
 export async function loader({ context, request }: LoaderFunctionArgs) {
   await requireActor(context, request);
   const sp = new URL(request.url).searchParams;
   const typed = await resolveTyped(context, request, sp);
   const tz = zoneOf(request, sp);
-  const range = viewRange(sp, knownZone(tz) ? tz : "UTC");
+  // A zone the server does not know is the procedure's 400 (the error page), as for any bad value.
+  if (!knownZone(tz)) await load(request, () => context.caller.analytics.breakdown({ by: "day", tz }));
+  const range = viewRange(sp, tz);
   let linkId = typed ? undefined : sp.get("link") || undefined;
   // A teammate's link of another of the user's workspaces: switch there and open it (with a notice).
   if (linkId) {
@@ -67,44 +102,48 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
     const here = await attempt(request, () => context.caller.link.get({ id }));
     if (!here.ok && here.error.error === "NOT_FOUND") await loadAcrossWorkspaces(context, request, "link", id, () => context.caller.link.get({ id }));
   }
-  const filters: Record<string, string> = {};
-  for (const [k] of FILTERS) {
-    const v = sp.get(k);
-    if (k !== "link" && v !== null && v !== "") filters[k] = v;
-  }
-  let interval = sp.get("interval") || undefined;
-  const args: DashboardArgs = { tz, from: range.from, to: range.to, interval: interval as "hour" | "day" | undefined, link_id: linkId, ...filters };
+  const filters = filtersOf(sp);
   let problem: FormError | null = typed
     ? fieldError({
         link: [typed.choices.length ? `${typed.choices.length} links match “${typed.typed.trim()}”: choose one` : `no link matches “${typed.typed.trim()}”`],
       })
     : null;
-  let d: Awaited<ReturnType<AppLoadContext["caller"]["analytics"]["dashboard"]>>;
+  const mark = (field: string, message: string) => {
+    problem = fieldError({ ...problem?.fields, [field]: [message] });
+  };
+  // A bad range, interval or link keeps the page: the field is marked, and the default view shows meanwhile.
+  const view = checkedView(sp, tz, range);
+  for (const [field, message] of Object.entries(view.marks)) mark(field, message);
+  const { from, to } = view;
+  let interval = view.interval;
+  if (linkId) {
+    const id = linkId;
+    const found = await attempt(request, () => context.caller.link.get({ id }));
+    if (!found.ok && found.error.error === "VALIDATION_FAILED") {
+      mark("link", found.error.fields?.id?.[0] ?? "is not a link");
+      linkId = undefined;
+    }
+  }
+  const input: OverviewInput = { tz, from, to, interval: interval as "hour" | "day" | undefined, linkId, filters };
+  let d: Overview;
   try {
-    d = await context.caller.analytics.dashboard(args);
+    d = await overview(context.caller, input);
   } catch (e) {
-    // A bad range, interval or link keeps the page: the field is marked, and the default view shows meanwhile.
-    const err = formError(e);
-    const names = Object.keys(err.fields ?? {});
-    if (!names.length || names.some((n) => !(n in FORM_FIELDS))) return load(request, () => Promise.reject(e));
-    problem = { ...err, fields: { ...problem?.fields, ...Object.fromEntries(names.map((n) => [FORM_FIELDS[n], err.fields![n]])) } };
-    const fallback = viewRange(new URLSearchParams(), knownZone(tz) ? tz : "UTC");
-    if (names.includes("link_id")) linkId = undefined;
-    if (names.includes("interval")) interval = undefined;
-    const retry: DashboardArgs = { ...args, link_id: linkId, interval: interval as "hour" | "day" | undefined };
-    if (names.includes("from") || names.includes("to")) Object.assign(retry, { from: fallback.from, to: fallback.to });
-    d = await load(request, () => context.caller.analytics.dashboard(retry));
+    if (!(e instanceof OverviewFieldError)) return load(request, () => Promise.reject(e));
+    mark(e.field, e.message);
+    interval = undefined;
+    d = await load(request, () => overview(context.caller, { ...input, interval: undefined }));
   }
   // Unique visitors per UTC day (a visitor key lasts one UTC day), over the view's link and time.
-  const [{ days }, link] = await Promise.all([
-    load(request, () => context.caller.analytics.daily({ ...(linkId ? { link_id: linkId } : {}), from: String(d.from), to: String(d.to) })),
+  const [days, link] = await Promise.all([
+    load(request, () => dailyVisitors(context.caller, linkId, d.from, d.to)),
     linkId ? load(request, () => context.caller.link.get({ id: linkId })) : null,
   ]);
   return {
     link: link ? { id: link.id, slug: link.slug, short_url: link.short_url } : null,
     // The values as typed, so a marked field still shows what was wrong.
     typedRange: { from: sp.get("from") ?? "", to: sp.get("to") ?? "" },
-    problem,
+    problem: problem as FormError | null,
     choices: typed?.choices ?? [],
     preset: range.preset,
     explicitTz: sp.get("tz"),
@@ -125,6 +164,7 @@ const TITLES: Record<FilterKey, string> = {
   browser: "Browsers",
   platform: "Systems",
   rule: "Targeting rules",
+  trigger: "Link or QR code",
 };
 const FILTER_NAME = Object.fromEntries(FILTERS) as Record<FilterKey, string>;
 
@@ -142,7 +182,15 @@ export default function Analytics() {
   const marked = (name: string) => (errs(name).length ? { "aria-invalid": true, "aria-describedby": `${name}-err` } : {});
   const countryName = useCountryName();
   const label = (key: FilterKey, value: string | null, fallback: string) =>
-    key === "country" && value ? `${countryName(value)} (${value})` : key === "link" && link && value === link.id ? link.slug : fallback;
+    key === "country" && value
+      ? `${countryName(value)} (${value})`
+      : key === "link" && link && value === link.id
+        ? link.slug
+        : key === "trigger" && value
+          ? value === "qr"
+            ? "QR code"
+            : "Link"
+          : fallback;
   const active = FILTERS.filter(([k]) => (k === "link" ? !!link : filters[k] !== undefined));
   return (
     <>

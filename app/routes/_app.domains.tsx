@@ -7,7 +7,7 @@ import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
 import type { DomainDto } from "../../server/routers/domains/domains.schema";
-import { hostNameFromInput } from "../lib/host-input";
+import { hostNameFromInput } from "../../server/domain/host-input";
 
 export const meta: MetaFunction = () => [{ title: "Domains · Links" }];
 

@@ -57,7 +57,9 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
     domain: input.domain ?? "",
     status: input.status ?? "",
   };
-  return { ...list, now, filters, view, deleted: sp.has("deleted") };
+  // The "Broken" badges: extra, so the list still shows when they cannot be read.
+  const { broken } = await context.caller.health.brokenAmong({ ids: list.links.map((l) => l.id) }).catch(() => ({ broken: [] as string[] }));
+  return { ...list, now, filters, view, deleted: sp.has("deleted"), broken };
 }
 
 /** Two steps: `review` answers what would happen; only `confirm` calls the bulk procedure (bulk.server.ts). */
@@ -85,6 +87,7 @@ export default function LinksIndex() {
   // Ticks stay as sent while the person reviews or fixes the action; a done action clears them.
   const kept = new Set(review?.ids ?? (result && "ids" in result ? result.ids : []));
   const slugOf = new Map(data.links.map((l) => [l.id, l.slug]));
+  const broken = new Set(data.broken);
   const filtered = Boolean(data.filters.q || data.filters.tag || data.filters.domain || data.filters.status);
   const first = (data.page - 1) * data.per_page + 1;
   // A tag typed into the URL that no link has yet still shows as the selected filter.
@@ -183,7 +186,15 @@ export default function LinksIndex() {
                 </thead>
                 <tbody>
                   {data.links.map((l) => (
-                    <LinkTableRow key={`${l.id}-${kept.has(l.id)}`} link={l} now={data.now} checked={kept.has(l.id)} tagHref={tagHref} formId={BULK_FORM} />
+                    <LinkTableRow
+                      key={`${l.id}-${kept.has(l.id)}`}
+                      link={l}
+                      now={data.now}
+                      checked={kept.has(l.id)}
+                      tagHref={tagHref}
+                      formId={BULK_FORM}
+                      broken={broken.has(l.id)}
+                    />
                   ))}
                 </tbody>
               </table>
@@ -191,7 +202,15 @@ export default function LinksIndex() {
           ) : (
             <ul className="space-y-3" aria-label="Links">
               {data.links.map((l) => (
-                <LinkRow key={`${l.id}-${kept.has(l.id)}`} link={l} now={data.now} checked={kept.has(l.id)} tagHref={tagHref} formId={BULK_FORM} />
+                <LinkRow
+                  key={`${l.id}-${kept.has(l.id)}`}
+                  link={l}
+                  now={data.now}
+                  checked={kept.has(l.id)}
+                  tagHref={tagHref}
+                  formId={BULK_FORM}
+                  broken={broken.has(l.id)}
+                />
               ))}
             </ul>
           )}

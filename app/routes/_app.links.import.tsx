@@ -27,6 +27,9 @@ const FIELD_LABELS: Record<MappingField, string> = {
   targeting: "Targeting (JSON)",
   created_at: "Created at",
   has_password: "Had a password",
+  forward_query: "Forward query (true/false)",
+  variants: "A/B variants (JSON)",
+  archived: "Archived (true/false)",
 };
 
 export async function loader({ context, request }: LoaderFunctionArgs) {

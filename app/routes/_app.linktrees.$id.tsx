@@ -3,7 +3,19 @@ import { redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useRevalidator } from "@remix-run/react";
 import { useEffect, useState } from "react";
 import { ConfirmDelete, CopyButton, Field, fieldErrors, FormAlert, PageHeader, Success } from "../components/ui";
-import { attempt, fieldError, load } from "../lib/errors.server";
+import {
+  COLOR_KEYS,
+  LookFields,
+  Preview,
+  ScheduleFields,
+  scheduleFromForm,
+  SocialsFields,
+  socialsFromForm,
+  type Look,
+  type Palette,
+  type Social,
+} from "../components/linktree-editor";
+import { attempt, fieldError, load, uploadError } from "../lib/errors.server";
 import { useEnv } from "../lib/env";
 import { formatNumber } from "../lib/format";
 import type { FormError } from "../lib/messages";
@@ -20,7 +32,15 @@ export async function loader({ context, request, params }: LoaderFunctionArgs) {
   // A linktree of another of the user's workspaces opens there (switching, and saying so).
   const tree = await loadAcrossWorkspaces(context, request, "linktree", id, () => context.caller.linktree.get({ id }));
   const stats = await load(request, () => context.caller.linktree.analytics({ id }));
-  return { tree, stats, switched: new URL(request.url).searchParams.get("switched") };
+  const looks = await load(request, () => context.caller.linktree.looks({}));
+  const { domains } = await load(request, () => context.caller.domain.list({}));
+  return {
+    tree,
+    stats,
+    looks,
+    domains: domains.filter((d) => d.verified).map((d) => d.name),
+    switched: new URL(request.url).searchParams.get("switched"),
+  };
 }
 
 type ActionData = { intent: string; itemId?: string; error?: FormError; ok?: string; values?: Record<string, string> };
@@ -39,22 +59,34 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
   const lt = context.caller.linktree;
   switch (intent) {
     case "profile": {
-      const values = { title: s("title"), slug: s("slug"), bio: s("bio"), avatar_url: s("avatar_url") };
-      return run(
-        () => lt.update({ id, title: values.title, slug: values.slug, bio: values.bio || null, avatar_url: values.avatar_url || null }),
-        "Profile saved.",
-        values,
-      );
+      const values = { title: s("title"), slug: s("slug"), bio: s("bio"), avatar_url: s("avatar_url"), domain: s("domain") };
+      return run(() => lt.update({ id, ...profileInput(values) }), "Profile saved.", values);
+    }
+    case "avatar": {
+      // The server stored (and resized) the image before this action ran: what is left is its URL, or why it was refused.
+      const refused = uploadError(form);
+      if (refused) return { intent, error: refused.error };
+      return run(() => lt.update({ id, avatar_url: s("avatar_url") }), "Avatar uploaded.");
+    }
+    case "look": {
+      const look = lookFromForm(form);
+      return run(() => lt.update({ id, ...look.input }), "Look saved.", look.values);
+    }
+    case "socials": {
+      const socials = socialsFromForm(form);
+      return run(() => lt.update({ id, socials: (socials.length ? socials : null) as never }), "Profiles saved.", { socials: JSON.stringify(socials) });
     }
     case "publish":
       return run(() => lt.update({ id, published: form.get("published") === "true" }), form.get("published") === "true" ? "Published." : "Unpublished.");
     case "addItem": {
-      const values = { title: s("title"), url: s("url") };
-      return run(() => lt.createItem({ id, ...values }), "Button added.", values);
+      const item = newItemFromForm(form);
+      return run(() => lt.createItem({ id, ...item.input }), item.done, item.values);
     }
     case "updateItem": {
-      const values = { title: s("title"), url: s("url") };
-      return run(() => lt.updateItem({ id, itemId, ...values }), "Button saved.", values);
+      const kind = s("kind");
+      const values = { title: String(form.get("title") ?? "").trim(), url: s("url") };
+      const window = scheduleFromForm(form);
+      return run(() => lt.updateItem({ id, itemId, title: values.title, ...(kind === "link" ? { url: values.url } : {}), ...window }), "Saved.", values);
     }
     case "toggleItem":
       return run(() => lt.updateItem({ id, itemId, active: form.get("active") === "true" }), "Saved.");
@@ -73,13 +105,68 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
   }
 }
 
-type Item = { id: string; title: string; url: string; short_url: string; position: number; active: boolean };
+/** The profile form's fields as the update's input: an empty field clears its member. */
+const profileInput = (v: { title: string; slug: string; bio: string; avatar_url: string; domain: string }) => ({
+  title: v.title,
+  slug: v.slug,
+  bio: v.bio || null,
+  avatar_url: v.avatar_url || null,
+  domain: v.domain || null,
+});
+
+/** The look form: only the ticked colours are the owner's; the others follow the theme. */
+function lookFromForm(form: FormData) {
+  const s = (k: string) => String(form.get(k) ?? "").trim();
+  const colors = Object.fromEntries(COLOR_KEYS.filter((k) => form.get(`own_${k}`)).map((k) => [k, s(`color_${k}`)]));
+  const values = { theme: s("theme"), button_style: s("button_style") || "rounded", colors: JSON.stringify(colors) };
+  const input = {
+    theme: (values.theme || null) as "light" | null,
+    button_style: values.button_style === "rounded" ? null : (values.button_style as "square"),
+    colors: Object.keys(colors).length ? colors : null,
+  };
+  return { values, input };
+}
+
+/** The add-item form: a button (link), a heading or a text, with its optional window. */
+function newItemFromForm(form: FormData) {
+  const kind = (String(form.get("kind") ?? "").trim() || "link") as "link" | "heading" | "text";
+  const values = { title: form.get("title") === null ? "" : String(form.get("title")).trim(), url: String(form.get("url") ?? "").trim(), kind };
+  const window = scheduleFromForm(form);
+  const input = {
+    title: values.title,
+    ...(kind === "link" ? { url: values.url } : { kind }),
+    ...(window.starts_at !== null ? { starts_at: window.starts_at } : {}),
+    ...(window.ends_at !== null ? { ends_at: window.ends_at } : {}),
+  };
+  return { values, input, done: kind === "link" ? "Button added." : kind === "heading" ? "Heading added." : "Text added." };
+}
+
+type Item = {
+  id: string;
+  title: string;
+  url?: string;
+  short_url?: string;
+  position: number;
+  active: boolean;
+  kind?: "heading" | "text";
+  starts_at?: number;
+  ends_at?: number;
+};
+
+/** An item's schedule in words, or null when it has none. */
+function scheduleNote(item: Item, now: number): string | null {
+  if (item.starts_at === undefined && item.ends_at === undefined) return null;
+  if (item.ends_at !== undefined && now >= item.ends_at) return "ended";
+  if (item.starts_at !== undefined && now < item.starts_at) return "scheduled";
+  return "shown for a while";
+}
+const shownNow = (i: Item, now: number) => i.active && (i.starts_at === undefined || i.starts_at <= now) && (i.ends_at === undefined || now < i.ends_at);
 
 export default function LinktreeEditor() {
-  const { tree, stats, switched } = useLoaderData<typeof loader>();
+  const { tree, stats, looks, domains, switched } = useLoaderData<typeof loader>();
   const data = useActionData<typeof action>();
   const { redirectUrl } = useEnv();
-  const publicUrl = `${redirectUrl}/${tree.slug}`;
+  const publicUrl = tree.domain ? `https://${tree.domain}/${tree.slug}` : `${redirectUrl}/${tree.slug}`;
   const profileErr = data?.intent === "profile" ? data.error : null;
   const pv = profileErr && data?.values ? data.values : null;
   const [profile, setProfile] = useState({
@@ -91,9 +178,26 @@ export default function LinktreeEditor() {
   useEffect(() => {
     if (!profileErr) setProfile({ title: tree.title, bio: tree.bio ?? "", avatar_url: tree.avatar_url ?? "", slug: tree.slug });
   }, [tree, profileErr]);
+  const lookErr = data?.intent === "look" ? data.error : null;
+  const storedLook = (): Look => ({ theme: tree.theme ?? "", button_style: tree.button_style ?? "rounded", colors: (tree.colors ?? {}) as Partial<Palette> });
+  const [look, setLook] = useState<Look>(() =>
+    lookErr && data?.values ? { theme: data.values.theme, button_style: data.values.button_style, colors: JSON.parse(data.values.colors) } : storedLook(),
+  );
+  useEffect(() => {
+    if (!lookErr) setLook(storedLook());
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [tree, lookErr]);
+  const socialsErr = data?.intent === "socials" ? data.error : null;
+  const storedSocials = (): Social[] => (tree.socials ?? []).map((x) => ({ ...x }));
+  const [socials, setSocials] = useState<Social[]>(() => (socialsErr && data?.values ? JSON.parse(data.values.socials) : storedSocials()));
+  useEffect(() => {
+    if (!socialsErr) setSocials(storedSocials());
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [tree, socialsErr]);
   const [items, setItems] = useState<Item[]>(tree.items);
   useEffect(() => setItems(tree.items), [tree.items]);
   const counts = Object.fromEntries(stats.items.map((i) => [i.id, i.count]));
+  const [now] = useState(() => Date.now());
 
   return (
     <>
@@ -122,7 +226,9 @@ export default function LinktreeEditor() {
           <Success>{data.ok}</Success>
         </div>
       ) : null}
-      {data?.error && !["profile", "addItem", "updateItem"].includes(data.intent) ? <FormAlert error={data.error} className="mb-4" /> : null}
+      {data?.error && !["profile", "avatar", "look", "socials", "addItem", "updateItem"].includes(data.intent) ? (
+        <FormAlert error={data.error} className="mb-4" />
+      ) : null}
 
       <div className="grid gap-6 lg:grid-cols-[1fr_20rem]">
         <div className="min-w-0 space-y-6">
@@ -165,6 +271,30 @@ export default function LinktreeEditor() {
               hint="An absolute http(s) image URL."
             />
             <Field
+              label="Domain"
+              name="domain"
+              errors={fieldErrors(profileErr, "domain")}
+              hint={domains.length ? "The page's address is this domain and the slug." : "Add and verify a domain on the Domains page to use your own."}
+            >
+              {({ id, describedBy, invalid }) => (
+                <select
+                  id={id}
+                  name="domain"
+                  className="input"
+                  defaultValue={pv?.domain ?? tree.domain ?? ""}
+                  aria-invalid={invalid || undefined}
+                  aria-describedby={describedBy}
+                >
+                  <option value="">{new URL(redirectUrl).host} (default)</option>
+                  {domains.map((d) => (
+                    <option key={d} value={d}>
+                      {d}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <Field
               label="Slug"
               name="slug"
               required
@@ -180,7 +310,32 @@ export default function LinktreeEditor() {
             </button>
           </Form>
 
-          <ItemsEditor treeId={tree.id} items={items} setItems={setItems} counts={counts} data={data} />
+          <AvatarUpload error={data?.intent === "avatar" ? data.error : null} />
+
+          <Form method="post" className="card space-y-4" aria-labelledby="h-look">
+            <h2 id="h-look" className="text-lg font-semibold">
+              Look
+            </h2>
+            <FormAlert error={lookErr} />
+            <LookFields looks={looks} look={look} setLook={setLook} error={lookErr} />
+            <button type="submit" name="intent" value="look" className="btn-primary">
+              Save look
+            </button>
+          </Form>
+
+          <Form method="post" className="card space-y-4" aria-labelledby="h-socials">
+            <h2 id="h-socials" className="text-lg font-semibold">
+              Social profiles
+            </h2>
+            <p className="hint !mt-0">Shown as a row of icons under the bio.</p>
+            <FormAlert error={socialsErr} />
+            <SocialsFields looks={looks} socials={socials} setSocials={setSocials} />
+            <button type="submit" name="intent" value="socials" className="btn-primary">
+              Save profiles
+            </button>
+          </Form>
+
+          <ItemsEditor treeId={tree.id} items={items} setItems={setItems} counts={counts} data={data} now={now} />
 
           <section className="card" aria-labelledby="h-stats">
             <h2 id="h-stats" className="mb-3 text-lg font-semibold">
@@ -209,12 +364,45 @@ export default function LinktreeEditor() {
         </div>
         <aside aria-label="Live preview" className="lg:sticky lg:top-4 lg:self-start">
           <h2 className="mb-2 text-sm font-medium text-slate-600 dark:text-slate-400">Live preview</h2>
-          <Preview profile={profile} items={items.filter((i) => i.active)} />
+          <Preview profile={profile} look={look} looks={looks} socials={socials} items={items.filter((i) => shownNow(i, now))} />
         </aside>
       </div>
     </>
   );
 }
+
+const AVATAR_LIMIT = 2 * 1024 * 1024;
+
+/** The page's avatar from a file: the server checks it, squares it to 400×400 and sets the page's avatar URL. */
+function AvatarUpload({ error }: { error: FormError | null | undefined }) {
+  return (
+    <Form method="post" encType="multipart/form-data" className="card space-y-4" aria-labelledby="h-avatar">
+      <h2 id="h-avatar" className="text-lg font-semibold">
+        Avatar image
+      </h2>
+      <FormAlert error={error} />
+      <Field
+        label="Upload an image"
+        name="avatar"
+        type="file"
+        accept="image/png,image/jpeg,image/webp"
+        required
+        errors={fieldErrors(error, "avatar")}
+        hint="PNG, JPEG or WebP, up to 2 MB. It is cropped to a square of 400 by 400 pixels."
+        // A much larger upload is refused whole before it reaches the page: say so before sending.
+        onChange={(e) => {
+          const file = e.currentTarget.files?.[0];
+          e.currentTarget.setCustomValidity(file && file.size > AVATAR_LIMIT ? "The image must be at most 2 MB." : "");
+        }}
+      />
+      <button type="submit" name="intent" value="avatar" className="btn-primary">
+        Upload avatar
+      </button>
+    </Form>
+  );
+}
+
+const KIND_LABELS = { link: "Button", heading: "Heading", text: "Text" } as const;
 
 function ItemsEditor({
   treeId,
@@ -222,12 +410,14 @@ function ItemsEditor({
   setItems,
   counts,
   data,
+  now,
 }: {
   treeId: string;
   items: Item[];
   setItems: (i: Item[]) => void;
   counts: Record<string, number>;
   data: ActionData | undefined;
+  now: number;
 }) {
   const { apiUrl } = useEnv();
   const revalidator = useRevalidator();
@@ -235,6 +425,7 @@ function ItemsEditor({
   const [dragging, setDragging] = useState<string | null>(null);
   const [status, setStatus] = useState("");
   const addErr = data?.intent === "addItem" ? data.error : null;
+  const [kind, setKind] = useState<"link" | "heading" | "text">(() => (addErr && data?.values?.kind ? (data.values.kind as "link") : "link"));
 
   /** Drag and drop saves the whole order at once through linktree.reorderItems. */
   async function reorder(next: Item[]) {
@@ -261,16 +452,18 @@ function ItemsEditor({
   return (
     <section className="card space-y-4" aria-labelledby="h-items">
       <h2 id="h-items" className="text-lg font-semibold">
-        Buttons
+        Buttons, headings and text
       </h2>
-      <p className="hint !mt-0">Drag a button to reorder it, or use the Up and Down buttons.</p>
+      <p className="hint !mt-0">Drag an entry to reorder it, or use the Up and Down buttons.</p>
       <p aria-live="polite" className="sr-only">
         {status}
       </p>
-      {items.length === 0 ? <p className="text-sm text-slate-600 dark:text-slate-400">No buttons yet.</p> : null}
+      {items.length === 0 ? <p className="text-sm text-slate-600 dark:text-slate-400">Nothing yet.</p> : null}
       <ol className="space-y-2">
         {items.map((item, i) => {
           const err = data?.intent === "updateItem" && data.itemId === item.id ? data.error : null;
+          const note = scheduleNote(item, now);
+          const itemKind = item.kind ?? "link";
           return (
             <li
               key={item.id}
@@ -294,10 +487,14 @@ function ItemsEditor({
                   ⠿
                 </span>
                 <span className="min-w-0 flex-1">
-                  <span className="font-medium">{item.title}</span> {item.active ? null : <span className="badge">hidden</span>}
-                  <span className="block truncate text-xs text-slate-500">
-                    {item.url} · {formatNumber(counts[item.id] ?? 0)} clicks
-                  </span>
+                  <span className={itemKind === "heading" ? "font-bold" : "font-medium"}>{item.title}</span>{" "}
+                  <span className="badge">{KIND_LABELS[itemKind]}</span> {item.active ? null : <span className="badge">hidden</span>}{" "}
+                  {note ? <span className="badge">{note}</span> : null}
+                  {itemKind === "link" ? (
+                    <span className="block truncate text-xs text-slate-500">
+                      {item.url} · {formatNumber(counts[item.id] ?? 0)} clicks
+                    </span>
+                  ) : null}
                 </span>
                 <Form method="post" className="flex gap-1">
                   <input type="hidden" name="itemId" value={item.id} />
@@ -351,10 +548,15 @@ function ItemsEditor({
               </div>
               <details className="mt-2" open={Boolean(err)}>
                 <summary className="cursor-pointer text-sm">Edit</summary>
-                <Form method="post" className="mt-2 grid gap-3 sm:grid-cols-[1fr_1fr_auto] sm:items-end">
+                <Form method="post" className="mt-2 space-y-3">
+                  <FormAlert error={err} />
                   <input type="hidden" name="itemId" value={item.id} />
-                  <Field label="Title" name="title" required maxLength={100} defaultValue={item.title} errors={fieldErrors(err, "title")} />
-                  <Field label="URL" name="url" type="url" required defaultValue={item.url} errors={fieldErrors(err, "url")} />
+                  <input type="hidden" name="kind" value={itemKind} />
+                  <div className={itemKind === "link" ? "grid gap-3 sm:grid-cols-2" : ""}>
+                    <TitleField kind={itemKind} defaultValue={item.title} errors={fieldErrors(err, "title")} />
+                    {itemKind === "link" ? <Field label="URL" name="url" type="url" required defaultValue={item.url} errors={fieldErrors(err, "url")} /> : null}
+                  </div>
+                  <ScheduleFields startsAt={item.starts_at} endsAt={item.ends_at} error={err} />
                   <button type="submit" name="intent" value="updateItem" className="btn-secondary">
                     Save
                   </button>
@@ -366,50 +568,68 @@ function ItemsEditor({
       </ol>
       <Form
         method="post"
-        className="grid gap-3 border-t border-slate-200 pt-4 dark:border-slate-800 sm:grid-cols-[1fr_1fr_auto] sm:items-start"
-        aria-label="Add a button"
+        className="space-y-3 border-t border-slate-200 pt-4 dark:border-slate-800"
+        aria-label="Add an entry"
         key={data?.intent === "addItem" && data.ok ? `added-${items.length}` : "add"}
       >
-        <Field
-          label="Button title"
-          name="title"
-          required
-          maxLength={100}
-          defaultValue={addErr ? data?.values?.title : ""}
-          errors={fieldErrors(addErr, "title")}
-        />
-        <Field label="Button URL" name="url" type="url" required defaultValue={addErr ? data?.values?.url : ""} errors={fieldErrors(addErr, "url")} />
-        <button type="submit" name="intent" value="addItem" className="btn-primary sm:mt-6">
-          Add button
+        {addErr ? <FormAlert error={addErr} /> : null}
+        <fieldset>
+          <legend className="label">Kind</legend>
+          <div className="mt-1 flex flex-wrap gap-4">
+            {(["link", "heading", "text"] as const).map((k) => (
+              <label key={k} className="flex items-center gap-2 text-sm">
+                <input type="radio" name="kind" value={k} checked={kind === k} onChange={() => setKind(k)} />
+                {KIND_LABELS[k]}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+        <div className={kind === "link" ? "grid gap-3 sm:grid-cols-2" : ""}>
+          <TitleField
+            kind={kind}
+            label={kind === "link" ? "Button title" : undefined}
+            defaultValue={addErr ? data?.values?.title : ""}
+            errors={fieldErrors(addErr, "title")}
+          />
+          {kind === "link" ? (
+            <Field label="Button URL" name="url" type="url" required defaultValue={addErr ? data?.values?.url : ""} errors={fieldErrors(addErr, "url")} />
+          ) : null}
+        </div>
+        <details>
+          <summary className="cursor-pointer text-sm">Schedule (optional)</summary>
+          <div className="mt-2">
+            <ScheduleFields error={addErr} />
+          </div>
+        </details>
+        <button type="submit" name="intent" value="addItem" className="btn-primary">
+          Add {KIND_LABELS[kind].toLowerCase()}
         </button>
-        {addErr ? <FormAlert error={addErr} className="sm:col-span-3" /> : null}
       </Form>
     </section>
   );
 }
 
-/** What visitors will see, drawn from the form as it is typed. */
-function Preview({ profile, items }: { profile: { title: string; bio: string; avatar_url: string }; items: Item[] }) {
-  const avatar = /^https?:\/\/./.test(profile.avatar_url) ? profile.avatar_url : null;
+/** A heading or button title (100 characters), or a text item's words (500, several lines). */
+function TitleField({ kind, label, defaultValue, errors }: { kind: "link" | "heading" | "text"; label?: string; defaultValue?: string; errors: string[] }) {
+  if (kind !== "text")
+    return (
+      <Field label={label ?? (kind === "heading" ? "Heading" : "Title")} name="title" required maxLength={100} defaultValue={defaultValue} errors={errors} />
+    );
   return (
-    <div
-      className="mx-auto w-full max-w-[20rem] rounded-[2rem] border-8 border-slate-800 bg-gradient-to-b from-indigo-50 to-white p-4 dark:border-slate-700 dark:from-slate-900 dark:to-slate-950"
-      data-testid="preview"
-    >
-      <div className="flex min-h-[24rem] flex-col items-center gap-3 text-center">
-        <div className="h-20 w-20 overflow-hidden rounded-full bg-slate-200 dark:bg-slate-800">
-          {avatar ? <img src={avatar} alt="" width={80} height={80} className="h-full w-full object-cover" /> : null}
-        </div>
-        <p className="text-lg font-bold">{profile.title || "Title"}</p>
-        {profile.bio ? <p className="text-sm text-slate-600 dark:text-slate-300">{profile.bio}</p> : null}
-        <ul className="mt-2 w-full space-y-2">
-          {items.map((i) => (
-            <li key={i.id} className="rounded-full border border-slate-300 bg-white px-4 py-2 text-sm font-medium dark:border-slate-700 dark:bg-slate-900">
-              {i.title}
-            </li>
-          ))}
-        </ul>
-      </div>
-    </div>
+    <Field label={label ?? "Text"} name="title" errors={errors} hint="Up to 500 characters of plain text.">
+      {({ id, describedBy, invalid }) => (
+        <textarea
+          id={id}
+          name="title"
+          rows={3}
+          required
+          maxLength={500}
+          className="input"
+          defaultValue={defaultValue}
+          aria-invalid={invalid || undefined}
+          aria-describedby={describedBy}
+        />
+      )}
+    </Field>
   );
 }

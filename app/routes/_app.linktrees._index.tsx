@@ -30,7 +30,7 @@ export default function Linktrees() {
   const { redirectUrl } = useEnv();
   return (
     <>
-      <PageHeader title="Linktrees" subtitle="A profile page with your buttons, on the short-link domain." />
+      <PageHeader title="Linktrees" subtitle="A profile page with your buttons, on the short-link domain or one of your own." />
       <div className="grid gap-6 lg:grid-cols-[1fr_22rem]">
         <div>
           {linktrees.length === 0 ? (
@@ -46,7 +46,7 @@ export default function Linktrees() {
                         <span className="badge">{t.published ? "published" : "draft"}</span>
                       </p>
                       <p className="truncate font-mono text-sm text-slate-600 dark:text-slate-400">
-                        {redirectUrl.replace(/^https?:\/\//, "")}/{t.slug} · created {formatDate(t.created_at)}
+                        {t.domain ?? redirectUrl.replace(/^https?:\/\//, "")}/{t.slug} · created {formatDate(t.created_at)}
                       </p>
                     </div>
                     <Link to={`/linktrees/${t.id}`} className="btn-secondary" aria-label={`Edit ${t.title}`}>

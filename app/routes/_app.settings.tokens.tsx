@@ -12,7 +12,7 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
   const actor = await requireActor(context, request);
   // Each token with the workspace it acts in.
   const { tokens, scopes } = await load(request, () => context.caller.token.listWithWorkspace());
-  return { tokens, scopes, plan: actor.plan };
+  return { tokens, scopes, plan: actor.plan, viewer: actor.role === "viewer" };
 }
 
 /** The two presets: every scope (the token made without a list), or every scope that only reads. */
@@ -48,7 +48,7 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
 }
 
 export default function Tokens() {
-  const { tokens, scopes, plan } = useLoaderData<typeof loader>();
+  const { tokens, scopes, plan, viewer } = useLoaderData<typeof loader>();
   // The workspace a new token would act in: the one the layout's switcher shows.
   const current = useRouteLoaderData<typeof layoutLoader>("routes/_app")?.workspaces.find((w) => w.current);
   const data = useActionData<typeof action>();
@@ -94,6 +94,11 @@ export default function Tokens() {
             token counts over all your workspaces.
           </p>
         ) : null}
+        {viewer ? (
+          <p className="alert-info" data-testid="viewer-rule">
+            You are a viewer of this workspace, so you cannot create tokens for it. Switch to a workspace where you are a member or an owner.
+          </p>
+        ) : null}
         <FormAlert error={data?.intent === "create" ? data.error : null} />
         <Field
           label="Name"
@@ -133,7 +138,7 @@ export default function Tokens() {
             </p>
           ))}
         </fieldset>
-        <button type="submit" name="intent" value="create" className="btn-primary" disabled={atLimit}>
+        <button type="submit" name="intent" value="create" className="btn-primary" disabled={atLimit || viewer}>
           Create token
         </button>
       </Form>

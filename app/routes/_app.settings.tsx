@@ -21,6 +21,9 @@ export default function Settings() {
         <NavLink to="/settings/sessions" className={tab}>
           Sessions
         </NavLink>
+        <NavLink to="/settings/audit" className={tab}>
+          Audit log
+        </NavLink>
       </nav>
       <Outlet />
     </>

@@ -13,9 +13,15 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
 
 export default function AppLayout() {
   const { workspaces } = useLoaderData<typeof loader>();
+  const viewer = workspaces.find((w) => w.current)?.role === "viewer";
   return (
     <>
       <WorkspaceSwitcher workspaces={workspaces} />
+      {viewer ? (
+        <p role="note" className="alert-info mb-4" data-testid="viewer-note">
+          You are a viewer of this workspace: you can look at everything here, but not change it.
+        </p>
+      ) : null}
       <Outlet />
     </>
   );

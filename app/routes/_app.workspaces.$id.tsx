@@ -38,7 +38,7 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
     }
     case "invite":
     case "resend": {
-      const role = s("role") as "owner" | "member";
+      const role = s("role") as "owner" | "member" | "viewer";
       const r = await attempt(request, () => ws.invite({ id, email: s("email"), role }));
       if (!r.ok) return { intent, error: r.error, values: { email: s("email"), role }, target: s("email") };
       return {
@@ -51,10 +51,8 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
       return r.ok ? { intent, ok: "Invitation revoked: its link no longer works." } : { intent, error: r.error };
     }
     case "role": {
-      const r = await attempt(request, () => ws.updateMember({ id, userId: s("userId"), role: s("role") as "owner" | "member" }));
-      return r.ok
-        ? { intent, ok: `${r.value.email} is now ${r.value.role === "owner" ? "an owner" : "a member"}.` }
-        : { intent, error: r.error, target: s("userId") };
+      const r = await attempt(request, () => ws.updateMember({ id, userId: s("userId"), role: s("role") as "owner" | "member" | "viewer" }));
+      return r.ok ? { intent, ok: `${r.value.email} is now ${withArticle(r.value.role)}.` } : { intent, error: r.error, target: s("userId") };
     }
     case "remove": {
       // Removing someone ends their access at once: the form asks for a tick first, so one stray click does nothing.
@@ -77,7 +75,8 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
   }
 }
 
-const roleName = (role: string) => (role === "owner" ? "Owner" : "Member");
+const roleName = (role: string) => (role === "owner" ? "Owner" : role === "viewer" ? "Viewer" : "Member");
+const withArticle = (role: string) => (role === "owner" ? "an owner" : role === "viewer" ? "a viewer" : "a member");
 
 function RoleSelect({ id, name = "role", defaultValue, label }: { id: string; name?: string; defaultValue: string; label: string }) {
   return (
@@ -87,6 +86,7 @@ function RoleSelect({ id, name = "role", defaultValue, label }: { id: string; na
       </label>
       <select id={id} name={name} defaultValue={defaultValue} className="input w-auto">
         <option value="member">Member</option>
+        <option value="viewer">Viewer</option>
         <option value="owner">Owner</option>
       </select>
     </>
@@ -108,7 +108,7 @@ export default function WorkspacePage() {
         subtitle={
           workspace.personal
             ? "Your personal workspace: yours alone. To work with others, create a shared workspace."
-            : `You are ${owner ? "an owner" : "a member"} of this workspace. Owners manage its members and invitations; everyone edits its links, linktrees, domains and analytics.`
+            : `You are ${withArticle(workspace.role)} of this workspace. Owners manage its members and invitations; members edit its links, linktrees, domains and analytics; viewers only look.`
         }
       >
         {workspace.current ? (
@@ -267,6 +267,7 @@ export default function WorkspacePage() {
                     aria-invalid={invalid || undefined}
                   >
                     <option value="member">Member</option>
+                    <option value="viewer">Viewer</option>
                     <option value="owner">Owner</option>
                   </select>
                 )}

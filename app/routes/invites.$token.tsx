@@ -48,7 +48,7 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
   throw redirect("/links?joined=1");
 }
 
-const role = (r: "owner" | "member") => (r === "owner" ? "an owner" : "a member");
+const role = (r: "owner" | "member" | "viewer") => (r === "owner" ? "an owner" : r === "viewer" ? "a viewer" : "a member");
 
 export default function Invitation() {
   const { token, invite, me } = useLoaderData<typeof loader>();

@@ -1,21 +1,26 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
-import QRCode from "qrcode";
 import { load } from "../lib/errors.server";
 import { requireActor } from "../lib/session.server";
 
-/** QR code of a link's short URL, as SVG or PNG (`?format=`), optionally as a download. */
+/** Options of the image the dashboard passes on to the QR procedure, as the REST path takes them. */
+const OPTIONS = ["format", "size", "fg", "bg", "margin", "ecl"] as const;
+
+/**
+ * A link's QR code for the dashboard (preview and download), made by the same procedure as
+ * `GET /links/{id}/qr`. Options as query parameters; empty ones are left to the defaults. `?download=1`
+ * asks the browser to save it.
+ */
 export async function loader({ context, request, params }: LoaderFunctionArgs) {
   await requireActor(context, request);
-  const link = await load(request, () => context.caller.link.get({ id: params.id ?? "" }));
   const sp = new URL(request.url).searchParams;
-  const format = sp.get("format") === "png" ? "png" : "svg";
-  const opts = { errorCorrectionLevel: "M" as const, margin: 2 };
-  const headers: Record<string, string> = { "Cache-Control": "private, max-age=300" };
-  if (sp.get("download")) headers["Content-Disposition"] = `attachment; filename="qr-${link.slug}.${format}"`;
-  if (format === "png") {
-    const png = await QRCode.toBuffer(link.short_url, { ...opts, type: "png", width: 512 });
-    return new Response(new Uint8Array(png), { headers: { ...headers, "Content-Type": "image/png" } });
+  const options: Partial<Record<(typeof OPTIONS)[number], string>> = {};
+  for (const k of OPTIONS) {
+    const v = sp.get(k);
+    if (v) options[k] = v;
   }
-  const svg = await QRCode.toString(link.short_url, { ...opts, type: "svg" });
-  return new Response(svg, { headers: { ...headers, "Content-Type": "image/svg+xml" } });
+  type QrArgs = Parameters<typeof context.caller.qr.get>[0];
+  const qr = await load(request, () => context.caller.qr.get({ id: params.id ?? "", ...options } as QrArgs));
+  const headers: Record<string, string> = { "Content-Type": qr.content_type, "Cache-Control": "private, max-age=300" };
+  if (sp.get("download")) headers["Content-Disposition"] = `attachment; filename="${qr.filename}"`;
+  return new Response(new Uint8Array(Buffer.from(qr.base64, "base64")), { headers });
 }

@@ -4,3 +4,6 @@ export * from "./teams";
 export * from "./domains";
 export * from "./imports";
 export * from "./idempotency";
+export * from "./webhooks";
+export * from "./audit";
+export * from "./analytics";

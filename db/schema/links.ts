@@ -1,10 +1,13 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, real, smallint, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { workspaces } from "./accounts";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 
-export type Targeting = { geo?: Record<string, string>; ios?: string; android?: string };
+export type Targeting = { geo?: Record<string, string>; ios?: string; android?: string; languages?: Record<string, string> };
+
+/** A/B variant of a link's destination: `weight` in percent, the weights of a link summing to 100. */
+export type Variant = { url: string; weight: number };
 
 /**
  * Every short link, including the link records owned by linktrees (the page itself and each item).
@@ -39,6 +42,12 @@ export const links = pgTable(
     ogTitle: text("og_title"),
     ogDescription: text("og_description"),
     ogImage: text("og_image"),
+    /** The visitor's query string is added to the chosen destination. */
+    forwardQuery: boolean("forward_query").notNull().default(false),
+    /** 2–5 weighted destinations for visits no targeting rule catches; null: `url` alone. */
+    variants: jsonb("variants").$type<Variant[]>(),
+    /** Out of service without being deleted: the slug stays taken, the redirect answers as for an unknown slug. */
+    archivedAt: ms("archived_at"),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),
     deletedAt: ms("deleted_at"),
@@ -103,6 +112,12 @@ export const clicks = pgTable(
     browser: text("browser"),
     referer: text("referer"),
     rule: text("rule").notNull(),
+    /** Index (from 0) of the A/B variant the visit went to; null when no variant chose the destination. */
+    variant: smallint("variant"),
+    /** `qr` for a visit through the link's QR code (`?qr=1`), else `link`. */
+    trigger: text("trigger", { enum: ["link", "qr"] })
+      .notNull()
+      .default("link"),
     /** Keyed hash of (address, User-Agent) with a salt of the day that is deleted when the day ends: unique visitors, no address stored. */
     visitor: text("visitor"),
   },
@@ -135,6 +150,9 @@ export const clickRetention = pgTable(
   (t) => [check("click_retention_one_row", sql`${t.id}`)],
 );
 
+export type LinktreeColors = { background?: string; text?: string; button?: string; button_text?: string };
+export type LinktreeSocial = { platform: string; url: string };
+
 export const linktrees = pgTable(
   "linktrees",
   {
@@ -150,6 +168,13 @@ export const linktrees = pgTable(
     bio: text("bio"),
     avatarUrl: text("avatar_url"),
     published: boolean("published").notNull().default(false),
+    /** Page look: null is the `light` theme, rounded buttons, the theme's own colours, no socials. */
+    theme: text("theme", { enum: ["light", "dark", "bold", "soft", "minimal"] }),
+    colors: jsonb("colors").$type<LinktreeColors>(),
+    buttonStyle: text("button_style", { enum: ["rounded", "square", "pill", "outline"] }),
+    socials: jsonb("socials").$type<LinktreeSocial[]>(),
+    /** A verified branded domain the page is served on (its slug then lives in that domain's namespace); null: the default domain. */
+    domainId: text("domain_id"),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),
   },
@@ -168,8 +193,15 @@ export const linktreeItems = pgTable(
       .notNull()
       .references(() => links.id),
     title: text("title").notNull(),
+    /** `link` (a short link), `heading` (a section title) or `text` (plain text); only `link` has a url and clicks. */
+    kind: text("kind", { enum: ["link", "heading", "text"] })
+      .notNull()
+      .default("link"),
     position: integer("position").notNull(),
     active: boolean("active").notNull().default(true),
+    /** Shown only from / until these instants (ms); null: no bound. */
+    startsAt: ms("starts_at"),
+    endsAt: ms("ends_at"),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),
   },
@@ -202,4 +234,42 @@ export const abuseReports = pgTable(
 export const visitorSalts = pgTable("visitor_salts", {
   day: text("day").primaryKey(),
   salt: text("salt").notNull(),
+});
+
+/**
+ * Destination health of a live link, one row per checked link. Written only by the health checker;
+ * `next_check_at` orders the scheduled checks and `lease_until` keeps a check on one instance.
+ */
+export const linkHealth = pgTable(
+  "link_health",
+  {
+    linkId: text("link_id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    status: text("status", { enum: ["ok", "broken", "unknown"] })
+      .notNull()
+      .default("unknown"),
+    checkedAt: ms("checked_at"),
+    httpStatus: integer("http_status"),
+    error: text("error"),
+    destinations: jsonb("destinations").$type<{ url: string; status: "ok" | "failed"; http_status: number | null; error?: string | null }[]>(),
+    /** Failed checks in a row (two make the link broken). */
+    failures: integer("failures").notNull().default(0),
+    nextCheckAt: ms("next_check_at").notNull(),
+    leaseUntil: ms("lease_until"),
+    /** When the link last turned broken (null while it is not broken): what the daily digest reports. */
+    brokenAt: ms("broken_at"),
+  },
+  (t) => [index("link_health_due_idx").on(t.nextCheckAt), index("link_health_workspace_status_idx").on(t.workspaceId, t.status)],
+);
+
+/**
+ * The broken-links digest of each workspace that got one: the UTC day of the last mail (at most one
+ * a day) and the time up to which links that turned broken have been reported.
+ */
+export const healthDigests = pgTable("health_digests", {
+  workspaceId: text("workspace_id")
+    .primaryKey()
+    .references(() => workspaces.id, { onDelete: "cascade" }),
+  sentDay: text("sent_day").notNull(),
+  reportedUntil: ms("reported_until").notNull(),
 });

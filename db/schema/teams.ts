@@ -14,7 +14,7 @@ export const memberships = pgTable(
     userId: text("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    role: text("role", { enum: ["owner", "member"] }).notNull(),
+    role: text("role", { enum: ["owner", "member", "viewer"] }).notNull(),
     joinedAt: ms("joined_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.userId] }), index("memberships_user_idx").on(t.userId)],
@@ -29,7 +29,7 @@ export const workspaceInvites = pgTable(
       .notNull()
       .references(() => workspaces.id, { onDelete: "cascade" }),
     email: text("email").notNull(),
-    role: text("role", { enum: ["owner", "member"] }).notNull(),
+    role: text("role", { enum: ["owner", "member", "viewer"] }).notNull(),
     tokenHash: text("token_hash").notNull(),
     invitedBy: text("invited_by"),
     createdAt: ms("created_at").notNull(),

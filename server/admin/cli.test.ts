@@ -70,6 +70,40 @@ describe(`npm run cli while the server runs (${process.env.DATABASE_URL ? "Postg
     expect(again.json.error).toBe("TOKEN_LIMIT_REACHED");
   }, 60_000);
 
+  it("token:create --scopes makes a token limited to those scopes; absent, the token has every scope", async () => {
+    const email = unique();
+    expect((await cli(["user:create", "--email", email, "--plan", "pro"], env)).code).toBe(0);
+    const r = await cli(["token:create", "--email", email, "--scopes", "links:read, analytics:read,links:read"], env);
+    expect(r.code).toBe(0);
+    expect(r.json.record.scopes).toEqual(["links:read", "analytics:read"]);
+    const auth = { authorization: `Bearer ${r.json.token}` };
+    expect((await http(`${t.api}/links`, { headers: auth })).status).toBe(200);
+    const write = await http(`${t.api}/links`, { method: "POST", json: { url: "https://example.com/scoped" }, headers: auth });
+    expect([write.status, write.json.error]).toEqual([403, "INSUFFICIENT_SCOPE"]);
+    const all = await cli(["token:create", "--email", email], env);
+    expect(all.json.record.scopes).toEqual([
+      "links:read",
+      "links:write",
+      "analytics:read",
+      "linktrees:read",
+      "linktrees:write",
+      "domains:read",
+      "domains:write",
+      "webhooks:read",
+      "webhooks:write",
+    ]);
+  }, 60_000);
+
+  it("token:create refuses an unknown scope as a usage error and makes no token", async () => {
+    const email = unique();
+    expect((await cli(["user:create", "--email", email], env)).code).toBe(0);
+    const bad = await cli(["token:create", "--email", email, "--scopes", "links:read,links:delete"], env);
+    expect([bad.code, bad.json.error]).toEqual([2, "USAGE"]);
+    expect(bad.json.message).toContain('"links:delete"');
+    // Free plan: the one live token is still free, so nothing was made.
+    expect((await cli(["token:create", "--email", email], env)).code).toBe(0);
+  }, 60_000);
+
   it("reports:list prints the stored reports", async () => {
     const u = await t.user();
     const link = await http(`${t.api}/links`, { method: "POST", json: { url: "https://example.com/bad" }, headers: u.auth });

@@ -1,3 +1,4 @@
+import type { Role } from "../domain/types";
 import { and, eq } from "drizzle-orm";
 import { apiTokens, memberships, sessions, users } from "../../db/schema";
 import type { AppServices, TokenEntry } from "./services";
@@ -152,7 +153,7 @@ async function resolveSession(app: AppServices, sessionId: string, res: Response
   }
   // A personal workspace has exactly one member, its owner.
   let workspaceId = row.personal;
-  let role: "owner" | "member" = "owner";
+  let role: Role = "owner";
   if (row.current !== null && row.role !== null) {
     workspaceId = row.current;
     role = row.role;

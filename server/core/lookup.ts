@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
-import { domains, links, type Targeting } from "../../db/schema";
+import { domains, links, type Targeting, type Variant } from "../../db/schema";
 import type { Config } from "../config";
 import { isDatabaseUnavailable } from "../domain/errors";
 import type { Db } from "../../db/client";
@@ -29,6 +29,10 @@ export type CachedLink = {
   ogTitle: string | null;
   ogDescription: string | null;
   ogImage: string | null;
+  /** Absent (older snapshots, tests' fixtures): false. */
+  forwardQuery?: boolean;
+  /** Absent: none. */
+  variants?: Variant[] | null;
   updatedAt: number;
   /** When this snapshot was read (entries are re-read after CACHE_TTL_MS as a safety net). */
   cachedAt: number;
@@ -75,7 +79,7 @@ export function peekLinkOnDomain(app: LookupDeps, domain: ServedDomain, slug: st
 }
 
 /**
- * The live (not deleted) link with this slug, through the cache. Null when there is none. Without
+ * The live (not deleted, not archived) link with this slug, through the cache. Null when there is none. Without
  * `domain`, the default redirect domain's namespace; with it, that branded domain's. While the
  * database is away, cached links keep redirecting (invalidations still drop them).
  */
@@ -113,14 +117,17 @@ function prepareLinkReads(db: Db) {
     ogTitle: links.ogTitle,
     ogDescription: links.ogDescription,
     ogImage: links.ogImage,
+    forwardQuery: links.forwardQuery,
+    variants: links.variants,
     updatedAt: links.updatedAt,
   };
-  // `domain_id IS NULL` is also what lets the default namespace's partial unique index answer.
+  // `domain_id IS NULL` is also what lets the default namespace's partial unique index answer. An
+  // archived link keeps its slug but is read as no link: the visit answers as for an unknown slug.
   const bySlug = (inDomain: SQL) =>
     db
       .select(columns)
       .from(links)
-      .where(and(eq(links.slug, sql.placeholder("slug")), isNull(links.deletedAt), inDomain))
+      .where(and(eq(links.slug, sql.placeholder("slug")), isNull(links.deletedAt), isNull(links.archivedAt), inDomain))
       .limit(1);
   return {
     onDefault: bySlug(isNull(links.domainId)).prepare("link_on_default_domain"),

@@ -58,18 +58,16 @@ export async function createReadRouting(opts: {
   log: Logger;
   metrics: Metrics;
 }): Promise<ReadRouting> {
-  const { primary, log } = opts;
   const reads = new Counter({
     name: "db_reads_total",
     help: "Analytics and listing reads by the database that answered them",
     labelNames: ["target"],
     registers: [opts.metrics.registry],
   });
-  const onPrimary = <T>(read: (db: Db) => Promise<T>) => (reads.inc({ target: "primary" }), read(primary.db));
+  const onPrimary = <T>(read: (db: Db) => Promise<T>) => (reads.inc({ target: "primary" }), read(opts.primary.db));
   if (!opts.replicaUrl) {
     return { hasReplica: false, run: (_w, read) => onPrimary(read), writeStarted: async () => () => {}, close: async () => {} };
   }
-
   const replica = await openDatabase({ databaseUrl: opts.replicaUrl, migrate: false, poolSize: 5 });
   const redis = opts.redisUrl
     ? new Redis(opts.redisUrl, {
@@ -81,101 +79,131 @@ export async function createReadRouting(opts: {
       })
     : undefined;
   redis?.on("error", () => {}); // a failing Redis sends reads to the primary (see needsPrimary)
-  const key = (ws: string) => `ryw:${ws}`;
-  const marks = new Map<string, Mark>();
+  const routing = new ReplicaRouting(opts.primary, replica, redis, opts.log, reads, onPrimary);
+  await routing.start();
+  return routing;
+}
 
-  // The replica's replay position; -1 while it is down or not yet probed.
-  let replayed = -1;
-  let up: boolean | undefined; // undefined: not probed yet, so the first state is logged too
-  const setUp = (now: boolean, err?: unknown) => {
-    if (now === up) return;
-    up = now;
-    if (now) log.info("read replica up: analytics and listings read from it");
-    else log.warn({ err }, "read replica unavailable: analytics and listings read from the primary");
-  };
-  let probing: Promise<void> | undefined;
-  const probe = () =>
-    (probing ??= (async () => {
+/** Read routing with a replica: its replay position, the workspaces' write marks, and where each read goes. */
+class ReplicaRouting implements ReadRouting {
+  readonly hasReplica = true;
+  private readonly marks = new Map<string, Mark>();
+  /** The replica's replay position; -1 while it is down or not yet probed. */
+  private replayed = -1;
+  /** Undefined: not probed yet, so the first state is logged too. */
+  private up: boolean | undefined;
+  private probing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly primary: Database,
+    private readonly replica: Database,
+    private readonly redis: Redis | undefined,
+    private readonly log: Logger,
+    private readonly reads: Counter<"target">,
+    private readonly onPrimary: <T>(read: (db: Db) => Promise<T>) => Promise<T>,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.probe();
+    this.timer = setInterval(() => void this.probe(), PROBE_MS);
+    this.timer.unref();
+  }
+
+  async run<T>(ws: string | null, read: (db: Db) => Promise<T>): Promise<T> {
+    if (ws === null || (await this.needsPrimary(ws))) return this.onPrimary(read);
+    try {
+      const result = await read(this.replica.db);
+      this.reads.inc({ target: "replica" });
+      return result;
+    } catch (e) {
+      if (e instanceof AppError) throw e; // the answer, not a failure of the replica
+      this.replayed = -1;
+      this.setUp(false, e);
+      return this.onPrimary(read);
+    }
+  }
+
+  async writeStarted(ws: string): Promise<() => void> {
+    this.localMark(ws).pending++;
+    try {
+      await this.redis?.multi().hincrby(key(ws), "pending", 1).pexpire(key(ws), MARK_TTL_MS).exec();
+    } catch (e) {
+      this.log.warn({ err: e }, "read-your-writes mark not shared (Redis)");
+    }
+    let finished = false;
+    return () => {
+      if (finished) return;
+      finished = true;
+      this.finishWrite(ws).catch((e) => this.log.warn({ err: e }, "read-your-writes mark not finished"));
+    };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.probing;
+    this.redis?.disconnect();
+    await this.replica.close();
+  }
+
+  /** Records the primary's position once a write answered. Without it the mark stays pending until it expires: reads stay on the primary. */
+  private async finishWrite(ws: string): Promise<void> {
+    const row = firstRow(await this.primary.db.execute(sql`select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as lsn`));
+    const lsn = Number(row?.lsn ?? -1);
+    const m = this.localMark(ws);
+    m.pending = Math.max(0, m.pending - 1);
+    m.lsn = Math.max(m.lsn, lsn);
+    await this.redis?.eval(FINISH_LUA, 1, key(ws), String(lsn), String(MARK_TTL_MS));
+  }
+
+  private probe(): Promise<void> {
+    return (this.probing ??= (async () => {
       try {
-        const row = firstRow(await withTimeout(replica.db.execute(sql`select pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text as lsn`), 1000));
+        const row = firstRow(await withTimeout(this.replica.db.execute(sql`select pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::text as lsn`), 1000));
         // Null: not in recovery (a primary named as its own replica), so it has everything.
-        replayed = row?.lsn == null ? Infinity : Number(row.lsn);
-        setUp(true);
+        this.replayed = row?.lsn == null ? Infinity : Number(row.lsn);
+        this.setUp(true);
       } catch (e) {
-        replayed = -1;
-        setUp(false, e);
+        this.replayed = -1;
+        this.setUp(false, e);
       } finally {
-        probing = undefined;
+        this.probing = undefined;
       }
     })());
-  await probe();
-  const timer = setInterval(() => void probe(), PROBE_MS);
-  timer.unref();
+  }
 
-  const localMark = (ws: string) => {
+  /** One log line per change of the replica's state. */
+  private setUp(now: boolean, err?: unknown): void {
+    if (now === this.up) return;
+    this.up = now;
+    if (now) this.log.info("read replica up: analytics and listings read from it");
+    else this.log.warn({ err }, "read replica unavailable: analytics and listings read from the primary");
+  }
+
+  private localMark(ws: string): Mark {
     const now = Date.now();
-    let m = marks.get(ws);
-    if (!m || m.until < now) marks.set(ws, (m = { pending: 0, lsn: -1, until: 0 }));
+    let m = this.marks.get(ws);
+    if (!m || m.until < now) this.marks.set(ws, (m = { pending: 0, lsn: -1, until: 0 }));
     m.until = now + MARK_TTL_MS;
     return m;
-  };
-  const behind = (pending: number, lsn: number) => pending > 0 || lsn > replayed;
+  }
 
-  async function needsPrimary(ws: string): Promise<boolean> {
-    if (!up) return true;
-    const m = marks.get(ws);
-    if (m && m.until >= Date.now() && behind(m.pending, m.lsn)) return true;
-    if (!redis) return false;
+  private behind(pending: number, lsn: number): boolean {
+    return pending > 0 || lsn > this.replayed;
+  }
+
+  private async needsPrimary(ws: string): Promise<boolean> {
+    if (!this.up) return true;
+    const m = this.marks.get(ws);
+    if (m && m.until >= Date.now() && this.behind(m.pending, m.lsn)) return true;
+    if (!this.redis) return false;
     try {
-      const [pending, lsn] = await redis.hmget(key(ws), "pending", "lsn");
-      return behind(Number(pending ?? 0), Number(lsn ?? -1));
+      const [pending, lsn] = await this.redis.hmget(key(ws), "pending", "lsn");
+      return this.behind(Number(pending ?? 0), Number(lsn ?? -1));
     } catch {
       return true; // another instance's write may be unseen
     }
   }
-
-  return {
-    hasReplica: true,
-    async run(ws, read) {
-      if (ws === null || (await needsPrimary(ws))) return onPrimary(read);
-      try {
-        const result = await read(replica.db);
-        reads.inc({ target: "replica" });
-        return result;
-      } catch (e) {
-        if (e instanceof AppError) throw e; // the answer, not a failure of the replica
-        replayed = -1;
-        setUp(false, e);
-        return onPrimary(read);
-      }
-    },
-    async writeStarted(ws) {
-      localMark(ws).pending++;
-      try {
-        await redis?.multi().hincrby(key(ws), "pending", 1).pexpire(key(ws), MARK_TTL_MS).exec();
-      } catch (e) {
-        log.warn({ err: e }, "read-your-writes mark not shared (Redis)");
-      }
-      let finished = false;
-      return () => {
-        if (finished) return;
-        finished = true;
-        void (async () => {
-          // Without the position the mark stays pending until it expires: reads stay on the primary.
-          const row = firstRow(await primary.db.execute(sql`select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text as lsn`));
-          const lsn = Number(row?.lsn ?? -1);
-          const m = localMark(ws);
-          m.pending = Math.max(0, m.pending - 1);
-          m.lsn = Math.max(m.lsn, lsn);
-          await redis?.eval(FINISH_LUA, 1, key(ws), String(lsn), String(MARK_TTL_MS));
-        })().catch((e) => log.warn({ err: e }, "read-your-writes mark not finished"));
-      };
-    },
-    async close() {
-      clearInterval(timer);
-      await probing;
-      redis?.disconnect();
-      await replica.close();
-    },
-  };
 }
+
+const key = (ws: string) => `ryw:${ws}`;

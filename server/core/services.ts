@@ -1,3 +1,4 @@
+import type { Role } from "../domain/types";
 import type { Config } from "../config";
 import type { Database, Db } from "../../db/client";
 import { createLucia, type AppLucia } from "../lib/lucia";
@@ -9,8 +10,10 @@ import { LruCache } from "../lib/lru";
 import type { CacheEntry, DomainEntry } from "./lookup";
 import { startClickRecorder, type ClickRecorder } from "./clicks";
 import { startClickMaintenance } from "./click-pipeline/partitions";
+import { startAuditRetention } from "./audit-retention";
 import { createReadRouting, type ReadRouting } from "./read-routing";
 import { createInvalidation } from "./invalidation";
+import { AnswerCache } from "./answer-cache";
 
 export const LINK_CHANNEL = "link_changed";
 /** Payload on LINK_CHANNEL meaning "branded domains changed" (no slug or cache key has a `!`). */
@@ -27,7 +30,7 @@ export type TokenEntry = {
   userId: string;
   plan: "free" | "pro";
   isAdmin: boolean;
-  role: "owner" | "member";
+  role: Role;
   /** When this copy stops being trusted without asking the database again. */
   until: number;
 };
@@ -65,6 +68,8 @@ export type AppServices = {
    * deleted); migration 0007's triggers send the same, unconfirmed, for changes made elsewhere.
    */
   invalidateCredentials(): Promise<void>;
+  /** Whole listing answers, cleared by every link or domain invalidation (answer-cache.ts). */
+  answers: AnswerCache<unknown>;
   /** Set by the redirect host at start: where counted visits go. */
   clicks?: ClickRecorder;
   /**
@@ -86,6 +91,8 @@ export async function createServices(
   const linkCache = new LruCache<CacheEntry>(opts.cacheSize ?? 20_000);
   const domainCache = new LruCache<DomainEntry>(10_000);
   const tokenCache = new LruCache<TokenEntry>(10_000);
+  // Counted in links: 10,000 listed links are a few MB of heap.
+  const answers = new AnswerCache<unknown>(10_000);
   const metrics = createMetrics();
   const reads = await createReadRouting({ primary: database, replicaUrl: config.databaseReadUrl, redisUrl: config.redisUrl, log, metrics });
   const services: AppServices = {
@@ -94,8 +101,8 @@ export async function createServices(
     db: database.db,
     reads,
     lucia: createLucia(database.db, config),
-    limits: createRateLimits(config.redisUrl, opts.rateLimitPrefix),
-    mail: createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, log }),
+    limits: createRateLimits(config.redisUrl, opts.rateLimitPrefix, { log, metrics }),
+    mail: createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, from: config.mailFrom, log }),
     log,
     metrics,
     linkCache,
@@ -104,6 +111,7 @@ export async function createServices(
     invalidateDomains: () => invalidation.invalidate([DOMAINS_CHANGED]),
     tokenCache,
     invalidateCredentials: () => invalidation.invalidate([CREDENTIALS_CHANGED]),
+    answers,
     close: () => (closing ??= closeAll()),
   };
   let closing: Promise<void> | undefined;
@@ -118,15 +126,19 @@ export async function createServices(
     database,
     channel: LINK_CHANNEL,
     log,
-    drop: (key) => (key === DOMAINS_CHANGED ? domainCache.clear() : key === CREDENTIALS_CHANGED ? tokenCache.clear() : linkCache.delete(key)),
-    reset: () => (linkCache.clear(), domainCache.clear(), tokenCache.clear()),
+    drop: (key) => {
+      if (key !== CREDENTIALS_CHANGED) answers.clear();
+      return key === DOMAINS_CHANGED ? domainCache.clear() : key === CREDENTIALS_CHANGED ? tokenCache.clear() : linkCache.delete(key);
+    },
+    reset: () => (linkCache.clear(), domainCache.clear(), tokenCache.clear(), answers.clear()),
   });
   // Click partitions for this month and the next ones (and retention), before the first click.
   const upkeep = await startClickMaintenance(services);
+  const auditUpkeep = startAuditRetention(services);
   const clicks = startClickRecorder(services);
   // Closing the recorder also stops what feeds the redirect host (callers may close only that).
   const closeClicks = clicks.close.bind(clicks);
-  clicks.close = () => (upkeep.stop(), invalidation.close(), closeClicks());
+  clicks.close = () => (upkeep.stop(), auditUpkeep.stop(), invalidation.close(), closeClicks());
   services.clicks = clicks;
   return services;
 }

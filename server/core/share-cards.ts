@@ -1,9 +1,62 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
+import sharp from "sharp";
 import type { Db } from "../../db/client";
-import { links } from "../../db/schema";
+import { links, linktrees } from "../../db/schema";
+import { LruCache } from "../lib/lru";
+import { hostOf, isPublicAddress, resolveAll } from "./outgoing-address-guard";
 
 /** The card title of a live link by its id, for its share-card image: null when deleted, unknown or without one. */
 export async function shareCardTitle(db: Db, linkId: string): Promise<string | null> {
   const [link] = await db.select({ ogTitle: links.ogTitle, deletedAt: links.deletedAt }).from(links).where(eq(links.id, linkId)).limit(1);
   return link && link.deletedAt === null && link.ogTitle ? link.ogTitle : null;
+}
+
+/** A published linktree's card by its page's link id: its title and avatar URL; null when there is none. */
+export async function linktreeCard(db: Db, linkId: string): Promise<{ title: string; avatarUrl: string | null } | null> {
+  const [tree] = await db
+    .select({ title: linktrees.title, avatarUrl: linktrees.avatarUrl })
+    .from(linktrees)
+    .where(and(eq(linktrees.linkId, linkId), eq(linktrees.published, true)))
+    .limit(1);
+  return tree ?? null;
+}
+
+const AVATAR_MAX_BYTES = 2 * 1024 * 1024;
+const AVATAR_TIMEOUT_MS = 3_000;
+const AVATAR_TTL_MS = 10 * 60_000;
+const avatars = new LruCache<{ dataUrl: string | null; at: number }>(500);
+
+/** Loopback, private, link-local, shared and unspecified addresses: never fetched for a visitor's request (the outgoing-request guard's rule). */
+export const isPrivateAddress = (ip: string): boolean => !isPublicAddress(ip);
+
+/**
+ * A linktree's avatar as a 160×160 PNG data: URL for its share card (the renderer never fetches),
+ * or null when it cannot be had: not an image, too large, too slow, or on a private address
+ * (unless `allowPrivate`). Kept for ten minutes per URL, failures too, so a card request costs
+ * at most one fetch of a given avatar in that time.
+ */
+export async function avatarDataUrl(url: string, allowPrivate = false): Promise<string | null> {
+  const now = Date.now();
+  const hit = avatars.get(url);
+  if (hit && now - hit.at < AVATAR_TTL_MS) return hit.dataUrl;
+  let dataUrl: string | null = null;
+  try {
+    const u = new URL(url);
+    const addresses = await resolveAll(hostOf(u));
+    if (allowPrivate || (addresses.length > 0 && !addresses.some(isPrivateAddress))) {
+      const r = await fetch(u, { redirect: "error", signal: AbortSignal.timeout(AVATAR_TIMEOUT_MS) });
+      const length = Number(r.headers.get("content-length") ?? 0);
+      if (r.ok && length <= AVATAR_MAX_BYTES) {
+        const bytes = Buffer.from(await r.arrayBuffer());
+        if (bytes.length <= AVATAR_MAX_BYTES) {
+          const png = await sharp(bytes, { limitInputPixels: 50_000_000 }).resize(160, 160, { fit: "cover" }).png().toBuffer();
+          dataUrl = `data:image/png;base64,${png.toString("base64")}`;
+        }
+      }
+    }
+  } catch {
+    // Unreachable or not an image: the card is drawn without it.
+  }
+  avatars.set(url, { dataUrl, at: now });
+  return dataUrl;
 }

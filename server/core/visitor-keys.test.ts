@@ -75,3 +75,13 @@ it("a day's salt is deleted when the day ends, so keys cannot be linked across d
   expect(k2).not.toBeNull();
   expect(k2).not.toBe(k1);
 });
+
+it("the key at hand without waiting is the stored key: none before the day's salt is read, the same one after", async () => {
+  const keys = new VisitorKeys(t.app.db);
+  const now = Date.now();
+  expect(keys.knownKey(now, "203.0.113.9", PEOPLE.macSafari)).toBeUndefined();
+  const key = await keys.keyFor(now, "203.0.113.9", PEOPLE.macSafari);
+  expect(key).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  expect(keys.knownKey(now + 1, "203.0.113.9", PEOPLE.macSafari)).toBe(key);
+  expect(keys.knownKey(now, "203.0.113.10", PEOPLE.macSafari)).not.toBe(key);
+});

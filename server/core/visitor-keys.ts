@@ -18,10 +18,20 @@ export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * recover an address from a key by trying addresses, or follow a visitor from one day to the next.
  */
 export class VisitorKeys {
-  private readonly salts = new Map<string, string>();
+  /** The salts by day number (ms / DAY_MS): the redirect path looks them up without formatting a date. */
+  private readonly salts = new Map<number, string>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly db: Db) {}
+
+  /**
+   * The key of a visit at `timestamp` when its day's salt is already here, synchronously (the redirect
+   * path's common case, no promise); undefined when the salt must first be read (`keyFor`).
+   */
+  knownKey(timestamp: number, ip: string, userAgent: string): string | undefined {
+    const salt = this.salts.get(Math.floor(timestamp / DAY_MS));
+    return salt ? keyOf(salt, ip, userAgent) : undefined;
+  }
 
   /** The key of a visit at `timestamp`, or null when its day's salt is gone (a click replayed days later). */
   async keyFor(timestamp: number, ip: string, userAgent: string, now = Date.now()): Promise<string | null> {
@@ -38,7 +48,7 @@ export class VisitorKeys {
     }
     return (timestamp, ip, userAgent) => {
       const salt = salts.get(Math.floor(timestamp / DAY_MS));
-      return salt ? hash("sha256", `${salt}\n${ip}\n${userAgent}`, "base64url").slice(0, 22) : null;
+      return salt ? keyOf(salt, ip, userAgent) : null;
     };
   }
 
@@ -46,7 +56,7 @@ export class VisitorKeys {
     const dayStart = Date.parse(`${day}T00:00:00Z`);
     // Only today's salt (and yesterday's during the grace minute) may be used or made.
     if (now >= dayStart + DAY_MS + SALT_GRACE_MS || dayStart > now + SALT_GRACE_MS) return null;
-    const known = this.salts.get(day);
+    const known = this.salts.get(dayStart / DAY_MS);
     if (known) return known;
     // Whoever inserts first makes the day's salt; everyone then reads the same one.
     await this.db.execute(sql`insert into visitor_salts (day, salt) values (${day}, ${randomBytes(32).toString("base64url")}) on conflict (day) do nothing`);
@@ -55,14 +65,14 @@ export class VisitorKeys {
       .from(visitorSalts)
       .where(sql`${visitorSalts.day} = ${day}`);
     if (!row) return null;
-    this.salts.set(day, row.salt);
+    this.salts.set(dayStart / DAY_MS, row.salt);
     return row.salt;
   }
 
   /** Deletes every salt whose day ended more than the grace ago, here and in the database. */
   async sweep(now = Date.now()): Promise<void> {
     const oldest = utcDay(now - SALT_GRACE_MS);
-    for (const day of this.salts.keys()) if (day < oldest) this.salts.delete(day);
+    for (const n of this.salts.keys()) if (utcDay(n * DAY_MS) < oldest) this.salts.delete(n);
     await this.db.delete(visitorSalts).where(lt(visitorSalts.day, oldest));
   }
 
@@ -82,3 +92,5 @@ export class VisitorKeys {
     if (this.timer) clearTimeout(this.timer);
   }
 }
+
+const keyOf = (salt: string, ip: string, userAgent: string) => hash("sha256", `${salt}\n${ip}\n${userAgent}`, "base64url").slice(0, 22);

@@ -1,5 +1,3 @@
-import { TRPCError } from "@trpc/server";
-import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError, type ZodIssue } from "zod";
 
 export type Fields = Record<string, string[]>;
@@ -32,6 +30,7 @@ export const ERROR_STATUS = {
   DOMAIN_TAKEN: 409,
   DOMAIN_IN_USE: 409,
   DOMAIN_LIMIT: 409,
+  WEBHOOK_LIMIT: 409,
   IDEMPOTENCY_KEY_IN_USE: 409,
   IDEMPOTENCY_KEY_REUSED: 422,
   PAYLOAD_TOO_LARGE: 413,
@@ -44,30 +43,20 @@ export const ERROR_STATUS = {
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-const TRPC_CODE_FOR_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
-  400: "BAD_REQUEST",
-  401: "UNAUTHORIZED",
-  403: "FORBIDDEN",
-  404: "NOT_FOUND",
-  405: "METHOD_NOT_SUPPORTED",
-  409: "CONFLICT",
-  413: "PAYLOAD_TOO_LARGE",
-  415: "BAD_REQUEST",
-  422: "UNPROCESSABLE_CONTENT",
-  429: "TOO_MANY_REQUESTS",
-  500: "INTERNAL_SERVER_ERROR",
-  503: "INTERNAL_SERVER_ERROR",
-};
-
-/** The domain error. Anything else that escapes is a 500 INTERNAL_ERROR. */
-export class AppError extends TRPCError {
+/**
+ * The domain error: a public code, its status, and the failing fields. It knows no transport: each
+ * door (REST, /trpc, the dashboard, the CLI) turns it into its own answer with toPublicError, and
+ * tRPC carries it as the cause of its own error. Anything else that escapes is a 500 INTERNAL_ERROR.
+ */
+export class AppError extends Error {
+  override readonly name = "AppError";
   readonly publicCode: ErrorCode;
   readonly status: number;
   readonly fields?: Fields;
   readonly headers?: Record<string, string>;
   constructor(code: ErrorCode, opts: { fields?: Fields; headers?: Record<string, string>; message?: string } = {}) {
     const status = ERROR_STATUS[code];
-    super({ code: TRPC_CODE_FOR_STATUS[status] ?? "INTERNAL_SERVER_ERROR", message: opts.message ?? code });
+    super(opts.message ?? code);
     this.publicCode = code;
     this.status = status;
     this.fields = opts.fields ?? (status === 400 ? {} : undefined);
@@ -118,29 +107,33 @@ export function fromZodError(err: ZodError): AppError {
 
 export type PublicError = { status: number; body: { error: string; fields?: Fields }; headers?: Record<string, string> };
 
+/** tRPC's own failures (its error's `code`) that have a public code; the rest are 500s. */
+const TRANSPORT_CODES: Record<string, ErrorCode> = {
+  PARSE_ERROR: "VALIDATION_FAILED",
+  BAD_REQUEST: "VALIDATION_FAILED",
+  UNAUTHORIZED: "UNAUTHORIZED",
+  FORBIDDEN: "FORBIDDEN",
+  NOT_FOUND: "NOT_FOUND",
+  METHOD_NOT_SUPPORTED: "METHOD_NOT_ALLOWED",
+  PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  TOO_MANY_REQUESTS: "RATE_LIMITED",
+};
+const isTransportError = (e: unknown): e is Error & { code: string; cause?: unknown } =>
+  e instanceof Error && e.name === "TRPCError" && typeof (e as { code?: unknown }).code === "string";
+
 /** Maps anything thrown to the public answer. Never leaks a message, stack or SQL. */
 export function toPublicError(err: unknown): PublicError {
   let e: unknown = err;
-  // tRPC wraps thrown errors; the interesting one is the cause.
-  for (let i = 0; i < 5 && e instanceof TRPCError && !(e instanceof AppError) && e.cause; i++) e = e.cause;
+  // tRPC wraps what a procedure throws in its own error; the interesting one is the cause.
+  for (let i = 0; i < 5 && isTransportError(e) && e.cause; i++) e = e.cause;
   if (e instanceof ZodError) e = fromZodError(e);
   if (e instanceof AppError) {
     const body: PublicError["body"] = { error: e.publicCode };
     if (e.status === 400) body.fields = e.fields ?? {};
     return { status: e.status, body, headers: e.headers };
   }
-  if (e instanceof TRPCError) {
-    const map: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
-      PARSE_ERROR: "VALIDATION_FAILED",
-      BAD_REQUEST: "VALIDATION_FAILED",
-      UNAUTHORIZED: "UNAUTHORIZED",
-      FORBIDDEN: "FORBIDDEN",
-      NOT_FOUND: "NOT_FOUND",
-      METHOD_NOT_SUPPORTED: "METHOD_NOT_ALLOWED",
-      PAYLOAD_TOO_LARGE: "PAYLOAD_TOO_LARGE",
-      TOO_MANY_REQUESTS: "RATE_LIMITED",
-    };
-    const code = map[e.code];
+  if (isTransportError(e)) {
+    const code = TRANSPORT_CODES[e.code];
     if (code) {
       const status = ERROR_STATUS[code];
       return { status, body: status === 400 ? { error: code, fields: { body: [e.message] } } : { error: code } };

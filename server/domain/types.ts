@@ -2,6 +2,9 @@ import type { IncomingHttpHeaders } from "node:http";
 
 /** Shared types of the ground floor: who is calling, and what the transports tell the rules about a request. */
 
+/** A member's role in a workspace: owners administer it, members read and write, viewers only read. */
+export type Role = "owner" | "member" | "viewer";
+
 export type Actor = {
   via: "token" | "session";
   userId: string;
@@ -12,7 +15,7 @@ export type Actor = {
    */
   workspaceId: string;
   /** The caller's role in `workspaceId`, when resolved from a credential. */
-  role?: "owner" | "member";
+  role?: Role;
   plan: "free" | "pro";
   isAdmin: boolean;
   /** Set when `via` is "token". */

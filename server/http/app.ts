@@ -71,9 +71,9 @@ export function apiErrorHandler(app: AppServices) {
 
 /** Every body the dashboard reads: its forms are small (the longest field is 2,000 characters). */
 export const FORM_MAX_BYTES = MAX_BODY_BYTES;
-/** The avatar upload (multipart POST /settings): the 2 MB image plus room for the form around it. */
+/** The avatar uploads (multipart POST /settings, and /linktrees/{id} for a page's): the 2 MB image plus room for the form around it. */
 export const AVATAR_FORM_MAX_BYTES = AVATAR_MAX_BYTES + FORM_MAX_BYTES;
-const AVATAR_FORM_PATH = /^\/settings(\.data)?\/?$/;
+const AVATAR_FORM_PATH = /^\/(settings|linktrees\/[^/]+?)(\.data)?\/?$/;
 /** The CSV import upload (multipart POST /links/import): the file (IMPORT_MAX_BYTES, 20 MB) plus room for the form around it. */
 export const IMPORT_FORM_MAX_BYTES = IMPORT_MAX_BYTES + FORM_MAX_BYTES;
 const IMPORT_FORM_PATH = /^\/links\/import(\.data)?\/?$/;

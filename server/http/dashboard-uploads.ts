@@ -1,3 +1,5 @@
+import { stat } from "node:fs/promises";
+import path from "node:path";
 import type express from "express";
 import {
   MaxPartSizeExceededError,
@@ -7,7 +9,7 @@ import {
 } from "@remix-run/node";
 import type { AppServices } from "../core/services";
 import { toPublicError } from "../domain/errors";
-import { AVATAR_MAX_BYTES, storeAvatar } from "../lib/avatars";
+import { AVATAR_MAX_BYTES, AVATAR_SIZE, LINKTREE_AVATAR_SIZE, storeAvatar } from "../lib/avatars";
 import { logFailure } from "../lib/log";
 import { IMPORT_MAX_BYTES, IMPORT_MAX_MB } from "../routers/imports/csv-file";
 import { stageUpload } from "../routers/imports/imports.service";
@@ -17,10 +19,12 @@ import { sendError } from "./rest";
 
 const IMPORT_PATH = /^\/links\/import(\.data)?\/?$/;
 const SETTINGS_PATH = /^\/settings(\.data)?\/?$/;
+/** A linktree's editor: its avatar form. */
+const LINKTREE_PATH = /^\/linktrees\/[^/]+?(\.data)?\/?$/;
 
 /**
- * The dashboard's two file forms (the CSV import's upload on /links/import, the avatar on
- * /settings) are stored here, by the services, before the page's action runs: the action then
+ * The dashboard's file forms (the CSV import's upload on /links/import, the avatars on /settings
+ * and on a linktree's editor) are stored here, by the services, before the page's action runs: the action then
  * receives a plain form saying what became of the file (`step=uploaded` with `upload` and `format`, or `avatar_url`,
  * or `upload_error` with its status) and goes on through the procedures, so the dashboard build
  * never holds the file stores. A file form needs the browser's session: 401 without one, 403
@@ -30,13 +34,24 @@ export function dashboardUploads(app: AppServices) {
   return async (req: FormBodyRequest, res: express.Response, next: express.NextFunction) => {
     const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
     const form =
-      req.method === "POST" && type === "multipart/form-data" ? (IMPORT_PATH.test(req.path) ? "import" : SETTINGS_PATH.test(req.path) ? "avatar" : null) : null;
+      req.method === "POST" && type === "multipart/form-data"
+        ? IMPORT_PATH.test(req.path)
+          ? "import"
+          : SETTINGS_PATH.test(req.path)
+            ? "avatar"
+            : LINKTREE_PATH.test(req.path)
+              ? "linktreeAvatar"
+              : null
+        : null;
     if (!form) return next();
     try {
       const ctx = dashboardContext(app, req, res);
       res.locals.dashboardContext = ctx; // the page's action goes on with the same auth
       const actor = await sessionActor(ctx);
-      const fields = form === "import" ? { step: "uploaded", ...(await stageImport(app, req, actor)) } : await storeAvatarForm(app, req);
+      const fields =
+        form === "import"
+          ? { step: "uploaded", ...(await stageImport(app, req, actor)) }
+          : await storeAvatarForm(app, req, form === "linktreeAvatar" ? LINKTREE_AVATAR_SIZE : AVATAR_SIZE);
       handOn(req, fields);
       next();
     } catch (e) {
@@ -93,13 +108,14 @@ async function stageImport(app: AppServices, req: FormBodyRequest, actor: { work
     if (e instanceof MaxPartSizeExceededError) return fieldFailure("file", `is larger than ${IMPORT_MAX_MB} MB`);
     return fieldFailure("file", "could not be read: send the form again");
   }
-  const file = form.get("file") as { getFilePath?: () => string } | null;
-  if (!file || typeof file === "string" || !file.getFilePath) return fieldFailure("file", "choose a CSV file");
-  return { upload: file.getFilePath().split(/[\\/]/).pop() ?? "", format: String(form.get("format") ?? "auto") };
+  // The file part is stored under the fresh name we gave it, so the disk says whether one came. Its
+  // FormData entry cannot say: Node 24's FormData turns the handler's file object into a string.
+  if (form.get("file") === null || !(await isFile(path.join(staged.dir, staged.name)))) return fieldFailure("file", "choose a CSV file");
+  return { upload: staged.name, format: String(form.get("format") ?? "auto") };
 }
 
-/** The avatar: checked by its content and stored as 256×256 WebP; the action then sets its URL. */
-async function storeAvatarForm(app: AppServices, req: FormBodyRequest): Promise<Record<string, string>> {
+/** An avatar: checked by its content and stored as size×size WebP; the page's action then sets its URL. */
+async function storeAvatarForm(app: AppServices, req: FormBodyRequest, size: number): Promise<Record<string, string>> {
   let form: FormData;
   try {
     form = await unstable_parseMultipartFormData(multipartRequest(req), unstable_createMemoryUploadHandler({ maxPartSize: AVATAR_MAX_BYTES }));
@@ -110,7 +126,7 @@ async function storeAvatarForm(app: AppServices, req: FormBodyRequest): Promise<
   const file = form.get("avatar");
   if (!(file instanceof Blob)) return { intent: "avatar", ...fieldFailure("avatar", "choose an image file") };
   try {
-    const name = await storeAvatar(app.config.dataDir, new Uint8Array(await file.arrayBuffer()));
+    const name = await storeAvatar(app.config.dataDir, new Uint8Array(await file.arrayBuffer()), size);
     return { intent: "avatar", avatar_url: `${app.config.appUrl.href.replace(/\/+$/, "")}/uploads/avatars/${name}` };
   } catch (e) {
     if (toPublicError(e).status >= 500) throw e;
@@ -127,3 +143,9 @@ function handOn(req: FormBodyRequest, fields: Record<string, string>) {
   req.headers["content-length"] = String(body.length);
   delete req.headers["transfer-encoding"];
 }
+
+const isFile = (file: string) =>
+  stat(file).then(
+    (s) => s.isFile(),
+    () => false,
+  );

@@ -8,7 +8,8 @@ import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { createTestServer, http, type TestServer } from "../test/harness";
 import { parseConfig } from "../config";
 import { tempDataDir } from "../../db/test-db";
-import { buildOpenApiDocument } from "./openapi";
+import { buildOpenApiDocument, undescribedParameter } from "./openapi";
+import { ERROR_STATUS } from "../domain/errors";
 
 let t: TestServer;
 let doc: any;
@@ -18,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** Every public path and method of the API (team, account and admin paths are not public). */
+/** Public paths and methods of the API that must be described (others are added as the API grows). */
 const PUBLIC_OPERATIONS = [
   "GET /account",
   "POST /reports",
@@ -45,6 +46,8 @@ const PUBLIC_OPERATIONS = [
   "PATCH /domains/{id}",
   "DELETE /domains/{id}",
 ];
+/** Account administration, sign-in and team administration: served under API_URL, never described. */
+const NOT_PUBLIC = /^(GET|POST|PATCH|DELETE) \/(auth|account\/|workspaces|invites|_)/;
 const operations = () =>
   Object.entries(doc.paths).flatMap(([p, item]: [string, any]) =>
     Object.keys(item)
@@ -104,9 +107,9 @@ describe("the API description", () => {
   });
 
   it("declares GET /analytics 404 (unknown link_id) and POST /reports 429 with Retry-After", () => {
-    expect(doc.paths["/analytics"].get.responses["404"].content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
+    expect(doc.paths["/analytics"].get.responses["404"].content["application/json"].schema.$ref).toBe("#/components/schemas/ErrorResponse");
     const limited = doc.paths["/reports"].post.responses["429"];
-    expect(limited.content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
+    expect(limited.content["application/json"].schema.$ref).toBe("#/components/schemas/ErrorResponse");
     expect(limited.headers["Retry-After"]).toBeDefined();
   });
 
@@ -140,12 +143,10 @@ describe("the API description", () => {
     expect([report.detail.maxLength, report.email.maxLength]).toEqual([1000, 200]);
   });
 
-  it("describes exactly the public API: every public path and nothing outside it", () => {
-    expect(
-      operations()
-        .map((o) => o.key)
-        .sort(),
-    ).toEqual([...PUBLIC_OPERATIONS].sort());
+  it("describes the public API: every public path, and no sign-in, account or team administration path", () => {
+    const keys = operations().map((o) => o.key);
+    expect(PUBLIC_OPERATIONS.filter((k) => !keys.includes(k))).toEqual([]);
+    expect(keys.filter((k) => NOT_PUBLIC.test(k))).toEqual([]);
   });
 
   it("gives every operation an operationId, summary, description, tag, security and its statuses with schemas", () => {
@@ -160,7 +161,10 @@ describe("the API description", () => {
       expect(op.security, key).toBeDefined();
       for (const [status, res] of Object.entries(op.responses) as [string, any][]) {
         if (status === "204") expect(res.content, key).toBeUndefined();
-        else expect(res.content["application/json"].schema, `${key} ${status}`).toBeDefined();
+        else if (res.content || status !== "202") {
+          const [media] = Object.values(res.content) as any[];
+          expect(media.schema, `${key} ${status}`).toBeDefined();
+        }
       }
     }
   });
@@ -183,15 +187,95 @@ describe("the API description", () => {
     expect(body.minProperties).toBe(1);
     expect(body.properties.password.writeOnly).toBe(true);
     expect(body.properties.expires_at.nullable).toBe(true);
-    const link = doc.paths["/links"].post.responses["201"].content["application/json"].schema;
+    const link = doc.components.schemas.Link;
     expect(link.properties.expires_at.nullable).toBe(true);
     expect(link.properties.password).toBeUndefined();
   });
 
-  it("gives errors the {error, fields} schema", () => {
-    const r = doc.paths["/links"].post.responses["400"].content["application/json"].schema;
-    expect(r.$ref).toBe("#/components/schemas/Error");
-    expect(doc.components.schemas.Error.required).toEqual(["error"]);
+  it("gives every error answer the {error, fields} schema, named ErrorResponse (a type named Error would shadow JavaScript's)", () => {
+    expect(doc.components.schemas.Error).toBeUndefined();
+    expect(doc.components.schemas.ErrorResponse.required).toEqual(["error"]);
+    for (const { key, op } of operations())
+      for (const [status, res] of Object.entries(op.responses) as [string, any][])
+        if (Number(status) >= 400) expect(res.content["application/json"].schema.$ref, `${key} ${status}`).toBe("#/components/schemas/ErrorResponse");
+  });
+
+  it("lists every error code as an enum, and each error answer names the codes of its status", () => {
+    expect([...doc.components.schemas.ErrorResponse.properties.error.enum].sort()).toEqual(Object.keys(ERROR_STATUS).sort());
+    const conflict = doc.paths["/domains"].post.responses["409"];
+    expect(conflict.description).toContain("DOMAIN_TAKEN");
+    expect(conflict.content["application/json"].example.error).toBe("DOMAIN_TAKEN"); // the code the operation's text names
+    expect(doc.paths["/links/{id}"].get.responses["404"].content["application/json"].example).toEqual({ error: "NOT_FOUND" });
+  });
+
+  it("names the answers' schemas in components (Link, Linktree, Domain, ClickEvent, …) and answers them by reference, never by a copy", () => {
+    const schemas = doc.components.schemas;
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    const answer = (path: string, method: string, status = "200") => doc.paths[path][method].responses[status].content["application/json"].schema;
+    expect(answer("/links", "post", "201")).toEqual(ref("Link"));
+    expect(answer("/links/{id}", "get")).toEqual(ref("Link"));
+    expect(answer("/links/{id}", "patch")).toEqual(ref("Link"));
+    expect(schemas.LinkList.properties.links.items).toEqual(ref("Link"));
+    expect(schemas.BulkResult.properties.created.items).toEqual(ref("Link"));
+    expect(schemas.LinkAnalytics.properties.clicks.items).toEqual(ref("ClickEvent"));
+    expect(answer("/linktrees", "post", "201")).toEqual(ref("Linktree"));
+    expect(schemas.LinktreeDetail.properties.items.items).toEqual(ref("LinktreeItem"));
+    expect(answer("/domains", "post", "201")).toEqual(ref("Domain"));
+    expect(schemas.DomainList.properties.domains.items).toEqual(ref("Domain"));
+    expect(answer("/account", "get")).toEqual(ref("Account"));
+    // Operations added later are named too, once they are served.
+    if (doc.paths["/webhooks"]) expect(schemas.WebhookList.properties.webhooks.items).toEqual(ref("Webhook"));
+    if (doc.paths["/analytics/breakdown"]) {
+      expect(answer("/analytics/breakdown", "get")).toEqual(ref("Breakdown"));
+      expect(answer("/links/{id}/analytics/breakdown", "get")).toEqual(ref("Breakdown"));
+    }
+    // No answer holds an inline copy of a named schema.
+    const named = Object.entries(schemas).map(([name, s]: [string, any]) => [name, JSON.stringify({ ...s, description: undefined })] as const);
+    const copies: string[] = [];
+    const walk = (s: any, where: string, root: string) => {
+      if (!s || typeof s !== "object") return;
+      if (!s.$ref && s.type === "object") {
+        const text = JSON.stringify({ ...s, description: undefined });
+        for (const [name, body] of named) if (name !== root && body === text) copies.push(`${where} copies ${name}`);
+      }
+      for (const [k, v] of Object.entries(s)) if (k !== "example") walk(v, `${where}/${k}`, "");
+    };
+    for (const { key, op } of operations())
+      for (const [status, res] of Object.entries(op.responses) as [string, any][]) walk(res.content, `${key} ${status}`, "");
+    for (const [name, s] of Object.entries(schemas)) walk(s, name, name);
+    expect(copies).toEqual([]);
+  });
+
+  it("describes every parameter", () => {
+    const bare = operations().flatMap(({ key, op }) =>
+      (op.parameters ?? [])
+        .filter((p: any) => typeof p.description !== "string" || !p.description.trim() || p.description === undescribedParameter(p.name))
+        .map((p: any) => `${key} ${p.in} ${p.name}`),
+    );
+    expect(bare).toEqual([]);
+  });
+
+  it("gives every request body and answer an example (JSON ones valid for their schema)", async () => {
+    const missing: string[] = [];
+    for (const { key, op } of operations()) {
+      const bodies = [["body", op.requestBody], ...Object.entries(op.responses)] as [string, any][];
+      for (const [status, part] of bodies) {
+        for (const [type, media] of Object.entries(part?.content ?? {}) as [string, any][])
+          if (media.example === undefined) missing.push(`${key} ${status} ${type}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    const config = await createConfig({
+      extends: ["recommended"],
+      rules: { "no-invalid-media-type-examples": "error", "no-invalid-schema-examples": "error" },
+    });
+    const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: "/openapi.json", config });
+    expect(problems.filter((p) => p.ruleId.startsWith("no-invalid")).map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
+  });
+
+  it("declares 413 and 415 on every POST and PATCH (a body is read and checked first, also where none is expected)", () => {
+    for (const { key, op } of operations())
+      if (key.startsWith("POST ") || key.startsWith("PATCH ")) expect(Object.keys(op.responses), key).toEqual(expect.arrayContaining(["413", "415"]));
   });
 
   it("passes a standard OpenAPI linter's recommended rules with no errors", async () => {
@@ -200,7 +284,13 @@ describe("the API description", () => {
     expect(problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
   });
 
-  it("generates a typed client that compiles and works without hand edits", async () => {
+  it("lists its tags alphabetically, with a contact that has a name, a URL and an e-mail address", () => {
+    const names = doc.tags.map((tag: any) => tag.name);
+    expect(names).toEqual([...names].sort());
+    expect(doc.info.contact).toEqual({ name: expect.any(String), url: expect.any(String), email: expect.stringMatching(/^support@[^@\s]+\.[a-z]{2,}$/) });
+  });
+
+  it("generates a typed client (openapi-typescript + openapi-fetch) that compiles and works without hand edits: create, list pages, breakdown, webhook, delete", async () => {
     const { default: openapiTS, astToString } = await import("openapi-typescript");
     const dir = mkdtempSync(path.join(os.tmpdir(), "client-"));
     writeFileSync(path.join(dir, "api.d.ts"), astToString(await openapiTS(doc)));
@@ -208,14 +298,59 @@ describe("the API description", () => {
     writeFileSync(
       path.join(dir, "client.ts"),
       `import createClient from "openapi-fetch";
-import type { paths } from "./api";
+import type { components, paths } from "./api";
+type Link = components["schemas"]["Link"];
+const browser = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
+
 export async function run(baseUrl: string, token: string) {
   const client = createClient<paths>({ baseUrl, headers: { authorization: "Bearer " + token } });
-  const created = await client.POST("/links", { body: { url: "https://example.com/typed", tags: ["typed"] } });
-  if (!created.data) throw new Error("create failed");
-  const slug: string = created.data.slug;
-  const list = await client.GET("/links");
-  return { slug, count: list.data?.links.length ?? 0 };
+  const created: Link[] = [];
+  for (const n of [1, 2, 3]) {
+    const { data, error } = await client.POST("/links", { body: { url: "https://example.com/typed/" + n, tags: ["typed"] } });
+    if (!data) throw new Error("create failed: " + error?.error);
+    created.push(data);
+  }
+  // Pages of two, each asked with the cursor of the one before.
+  const pages: string[][] = [];
+  let cursor: string | undefined;
+  do {
+    const { data } = await client.GET("/links", { params: { query: { limit: "2", tag: "typed", ...(cursor ? { cursor } : {}) } } });
+    if (!data) throw new Error("list failed");
+    pages.push(data.links.map((l: Link) => l.slug));
+    cursor = data.next_cursor ?? undefined;
+  } while (cursor);
+
+  // One counted visit (a browser's User-Agent), then its breakdown by link once the click is written.
+  await fetch(created[0].short_url, { redirect: "manual", headers: { "user-agent": browser } });
+  let clicks = 0;
+  for (let tries = 0; tries < 50 && clicks === 0; tries++) {
+    const { data } = await client.GET("/analytics/breakdown", { params: { query: { by: "link" } } });
+    if (!data) throw new Error("breakdown failed");
+    clicks = data.rows.find((row) => row.key === created[0].id)?.clicks ?? 0;
+    if (!clicks) await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const hook = await client.POST("/webhooks", { body: { url: "https://hooks.example.com/typed", events: ["link.created", "link.deleted"] } });
+  if (!hook.data) throw new Error("webhook failed: " + hook.error?.error);
+  const hooks = await client.GET("/webhooks");
+  const removedHook = await client.DELETE("/webhooks/{id}", { params: { path: { id: hook.data.id } } });
+
+  const deleted: number[] = [];
+  for (const link of created) deleted.push((await client.DELETE("/links/{id}", { params: { path: { id: link.id } } })).response.status);
+  const after = await client.GET("/links", { params: { query: { tag: "typed" } } });
+  const missing = await client.GET("/links/{id}", { params: { path: { id: "zzzzzzzz" } } });
+  return {
+    slugs: created.map((l) => l.slug),
+    pages,
+    clicks,
+    secret: hook.data.secret,
+    listed: hooks.data?.webhooks.map((w) => w.id) ?? [],
+    hookId: hook.data.id,
+    removedHook: removedHook.response.status,
+    deleted,
+    left: after.data?.links.length,
+    missing: missing.error?.error,
+  };
 }
 `,
     );
@@ -234,11 +369,24 @@ export async function run(baseUrl: string, token: string) {
         files: ["client.ts"],
       }),
     );
-    execFileSync(path.resolve("node_modules/.bin/tsc"), ["-p", dir], { stdio: "pipe" });
+    try {
+      execFileSync(path.resolve("node_modules/.bin/tsc"), ["-p", dir], { stdio: "pipe" });
+    } catch (e) {
+      throw new Error(String((e as { stdout?: Buffer }).stdout ?? e));
+    }
     const user = await t.user();
     const { run } = await import(path.join(dir, "client.ts"));
     const result = await run(t.api, user.token);
-    expect(result.slug).toMatch(/^[0-9a-z]{4}$/);
-    expect(result.count).toBe(1);
-  }, 60_000);
+    expect(result.slugs).toHaveLength(3);
+    for (const slug of result.slugs) expect(slug).toMatch(/^[0-9a-z]{4}$/);
+    expect(result.pages.map((p: string[]) => p.length)).toEqual([2, 1]);
+    expect(result.pages.flat().sort()).toEqual([...result.slugs].sort());
+    expect(result.clicks).toBe(1);
+    expect(result.secret).toMatch(/^whsec_/);
+    expect(result.listed).toEqual([result.hookId]);
+    expect(result.removedHook).toBe(204);
+    expect(result.deleted).toEqual([204, 204, 204]);
+    expect(result.left).toBe(0);
+    expect(result.missing).toBe("NOT_FOUND");
+  }, 90_000);
 });

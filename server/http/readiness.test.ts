@@ -30,9 +30,10 @@ describe("liveness and readiness", () => {
       expect(ready.json).toEqual({
         status: "ready",
         checks: { database: "ok", redis: process.env.REDIS_URL ? "ok" : "not configured", clicks: "ok" },
+        rate_limits: process.env.REDIS_URL ? "redis" : "memory",
       });
     }
-    expect((await http(`${s.redirect}/_/health`)).json).toEqual({ status: "ok", database: "ok" });
+    expect((await http(`${s.redirect}/_/health`)).json).toEqual({ status: "ok", database: "ok", rate_limits: process.env.REDIS_URL ? "redis" : "memory" });
   });
 
   it("/_/ready answers 503 with Retry-After naming the clicks check while the click spool cannot be written, and 200 once it can", async () => {

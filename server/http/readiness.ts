@@ -2,6 +2,7 @@ import type http from "node:http";
 import { Redis } from "ioredis";
 import { withTimeout } from "../../db/client";
 import type { AppServices } from "../core/services";
+import type { LimitStore } from "../lib/rate-limit";
 
 /** Longest a readiness check waits for one dependency: a probe must answer even when it hangs. */
 const CHECK_MS = 1500;
@@ -9,7 +10,12 @@ const CHECK_MS = 1500;
 const RETRY_AFTER_S = "5";
 
 type Check = "ok" | "failed" | "not configured";
-export type Readiness = { ready: boolean; checks: { database: Check; redis: Check; clicks: Check; draining?: true } };
+export type Readiness = {
+  ready: boolean;
+  checks: { database: Check; redis: Check; clicks: Check; draining?: true };
+  /** Where the rate limits count now (Redis, or memory: none configured or it is unreachable). */
+  rateLimits: LimitStore;
+};
 
 /**
  * `/_/live` and `/_/ready`, answered the same on every origin (server.ts). Live: the process is up
@@ -17,7 +23,7 @@ export type Readiness = { ready: boolean; checks: { database: Check; redis: Chec
  * a database outage is no reason to). Ready: this instance can do its work now (else 503 with
  * Retry-After and the check that failed): the database answers, Redis answers when configured, the
  * click recorder can make a click durable (its spool writable), and it is not draining. A load
- * balancer sends traffic only to ready instances. `/_/health` stays as it was.
+ * balancer sends traffic only to ready instances. Both `/_/ready` and `/_/health` say where the rate limits count.
  */
 export function createReadiness(app: AppServices) {
   // A connection of its own: the rate limiter's client hides its state behind an in-memory fallback.
@@ -47,7 +53,7 @@ export function createReadiness(app: AppServices) {
     const [database, redisCheck] = await Promise.all([databasePing(), redisPing()]);
     const clicks: Check = app.clicks && !app.clicks.durable ? "failed" : "ok";
     const checks: Readiness["checks"] = { database, redis: redisCheck, clicks, ...(app.draining ? { draining: true as const } : {}) };
-    return { ready: database === "ok" && redisCheck !== "failed" && clicks === "ok" && !app.draining, checks };
+    return { ready: database === "ok" && redisCheck !== "failed" && clicks === "ok" && !app.draining, checks, rateLimits: app.limits.store() };
   }
 
   return {
@@ -67,11 +73,11 @@ export function createReadiness(app: AppServices) {
       }
       check().then(
         (r) => {
-          if (r.ready) return send(200, { status: "ready", checks: r.checks });
+          if (r.ready) return send(200, { status: "ready", checks: r.checks, rate_limits: r.rateLimits });
           const failed = Object.entries(r.checks)
             .filter(([, v]) => v === "failed" || v === true)
             .map(([k]) => k);
-          send(503, { status: "unavailable", failed, checks: r.checks }, { "Retry-After": RETRY_AFTER_S });
+          send(503, { status: "unavailable", failed, checks: r.checks, rate_limits: r.rateLimits }, { "Retry-After": RETRY_AFTER_S });
         },
         () => send(503, { status: "unavailable", failed: ["check"] }, { "Retry-After": RETRY_AFTER_S }),
       );

@@ -8,10 +8,12 @@ import type { AuthResult } from "../core/auth";
 import { databaseUnavailable, logFailure } from "../lib/log";
 import { createCaller } from "../routers";
 import type { Context } from "../trpc/context";
+import { mapCallerErrors } from "../trpc/init";
 import { formBodies, type FormBodyRequest } from "./app";
 import { dashboardFiles, dashboardContext } from "./dashboard-files";
 import { dashboardUploads } from "./dashboard-uploads";
 import { sendError } from "./rest";
+import { remixRouteLabels, setRoute } from "./metrics-routes";
 import { AppError, toPublicError } from "../domain/errors";
 
 export const BUILD_DIR = path.resolve("build");
@@ -47,7 +49,7 @@ export function remixContext(app: AppServices, req: express.Request, res: expres
   const base = (u: URL) => u.href.replace(/\/+$/, "");
   const { config } = app;
   return {
-    caller: withPublicErrors(app, createCaller(ctx)),
+    caller: mapCallerErrors(createCaller(ctx), (e) => dashboardFailure(app, e)),
     auth: ctx.auth,
     nonce: String(res.locals.cspNonce ?? ""),
     urls: { app: base(config.appUrl), api: base(config.apiUrl), redirect: base(config.redirectUrl), redirectDomain: config.redirectDomain },
@@ -64,21 +66,6 @@ export function remixContext(app: AppServices, req: express.Request, res: expres
  * server's error classes; a 5xx is logged here, with its cause (a database outage is tracked
  * instead). A Response a guard threw (the outage page) passes through as it is.
  */
-function withPublicErrors<T extends object>(app: AppServices, node: T): T {
-  return new Proxy(node, {
-    get: (target, key) => {
-      const v: unknown = Reflect.get(target, key);
-      return v !== null && (typeof v === "object" || typeof v === "function") ? withPublicErrors(app, v) : v;
-    },
-    apply: (target, self, args) =>
-      Promise.resolve()
-        .then(() => Reflect.apply(target as (...a: unknown[]) => unknown, self, args))
-        .catch((e: unknown) => {
-          throw dashboardFailure(app, e);
-        }),
-  });
-}
-
 export function dashboardFailure(app: AppServices, e: unknown): unknown {
   for (let cur = e, i = 0; cur && typeof cur === "object" && i < 5; cur = (cur as { cause?: unknown }).cause, i++) if (cur instanceof Response) return cur;
   const pub = toPublicError(e);
@@ -111,12 +98,14 @@ export function loadRemixBuild(): Promise<ServerBuild> {
 export async function createRemixHandler(app: AppServices): Promise<express.RequestHandler> {
   const build = await loadRemixBuild();
   const handle = createRequestHandler(build, process.env.NODE_ENV);
+  const routeOf = remixRouteLabels(build.routes);
   const router = express.Router();
   router.use("/build", express.static(path.resolve("public/build"), { immutable: true, maxAge: "1y" }));
   router.use(express.static(path.resolve("public"), { maxAge: "1h" }));
   router.use(dashboardFiles(app));
   // @remix-run/express's handler, except that the body is the one formBodies read and bounded.
   router.all("*", sameOriginWrites, formBodies(), dashboardUploads(app), async (req: FormBodyRequest, res, next) => {
+    setRoute(res, routeOf(req.path));
     try {
       const response = await handle(remixRequest(req, res), remixContext(app, req, res) as never);
       await sendRemixResponse(res, response);

@@ -5,11 +5,13 @@ import type { TRPCError } from "@trpc/server";
 import type { NextFunction, Request, Response } from "express";
 import { createOpenApiHttpHandler, type OpenApiRouter } from "trpc-openapi";
 import { appRouter } from "../routers";
+import { BINARY_ANSWERS } from "../routers/qr";
 import { restOperations } from "./openapi";
 import { createHttpContext } from "../trpc/context";
 import type { AppServices } from "../core/services";
 import { AppError, toPublicError, type Fields, type PublicError } from "../domain/errors";
 import { logFailure } from "../lib/log";
+import { setRoute } from "./metrics-routes";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -68,7 +70,9 @@ export function createRestHandler(app: AppServices) {
         (req as Request & { body: unknown }).body = undefined;
         (req as { query: unknown }).query = plainQuery(req.originalUrl ?? req.url);
       }
-      interceptResponse(req as RestRequest, res);
+      const op = matching.find((o) => o.method === req.method.toUpperCase());
+      if (op) setRoute(res, `${op.method} ${op.path}`);
+      interceptResponse(req as RestRequest, res, op ? BINARY_ANSWERS[op.procedurePath] !== undefined : false);
       await handler(req, res);
     } catch (e) {
       if (e instanceof AppError) return sendError(res, e);
@@ -91,7 +95,7 @@ function routedPath(url: string): string {
 }
 
 /** Rewrites what trpc-openapi writes: our error body and status, and 204 without a body. */
-function interceptResponse(req: RestRequest, res: Response) {
+function interceptResponse(req: RestRequest, res: Response, binary: boolean) {
   const end = res.end.bind(res) as (chunk?: unknown) => Response;
   res.setHeader("Cache-Control", "no-store");
   (res as unknown as { end: (chunk?: unknown) => Response }).end = (chunk?: unknown) => {
@@ -105,6 +109,14 @@ function interceptResponse(req: RestRequest, res: Response) {
     if (res.statusCode === 204) {
       res.removeHeader("Content-Type");
       return end();
+    }
+    if (binary && chunk !== undefined) {
+      // A file answer: the procedure's `{content_type, base64}` becomes the bytes themselves.
+      const file = JSON.parse(String(chunk)) as { content_type: string; base64: string };
+      const bytes = Buffer.from(file.base64, "base64");
+      res.setHeader("Content-Type", file.content_type);
+      res.setHeader("Content-Length", bytes.length);
+      return end(bytes);
     }
     return end(chunk);
   };

@@ -11,6 +11,7 @@ import { sendError, trpcBodyParser } from "./rest";
 import { AppError } from "../domain/errors";
 import { isLocalScrape } from "../lib/metrics";
 import { createReadiness } from "./readiness";
+import { requestTimers } from "./metrics-routes";
 import { composeRedirectHost, type RequestListener } from "./redirect-host";
 
 type OriginKind = "app" | "api" | "redirect";
@@ -87,6 +88,7 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   // Redirects are logged at debug only; below that level they skip the logging set-up entirely.
   const logRedirects = app.log.isLevelEnabled("debug");
   const readiness = createReadiness(app); // /_/live and /_/ready, on every origin
+  const timers = requestTimers(app.metrics.requestDurations);
 
   for (const port of ports) {
     const pick = originPicker(origins.filter((o) => portOf(o.url) === port));
@@ -96,6 +98,7 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
       if (req.url?.startsWith("/_/") && readiness.handle(req, res)) return;
       const origin = pick(req);
       if (!origin) return sendError(res as express.Response, new AppError("NOT_FOUND"));
+      timers.start(origin.kind, res);
       if (origin.kind !== "redirect" || logRedirects) logRequest(app, req, res);
       if (origin.prefix) req.url = req.url!.slice(origin.prefix.length) || "/";
       if (req.url && !req.url.startsWith("/")) req.url = "/" + req.url;

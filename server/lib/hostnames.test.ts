@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { hostFromHeader, hostNameFromInput, hostNameProblems, hostPart } from "./hostnames";
+import { hostNameFromInput } from "../domain/host-input";
+import { hostFromHeader, hostNameProblems, hostPart } from "./hostnames";
 
 describe("hostNameProblems (a branded domain's name)", () => {
   it.each(["go.acme.com", "a.b", "xn--bcher-kva.example", "x-1.y2.example", `${"a".repeat(63)}.example`])("accepts %s", (name) => {

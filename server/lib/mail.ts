@@ -1,3 +1,4 @@
+import type { Role } from "../domain/types";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import nodemailer from "nodemailer";
@@ -33,7 +34,7 @@ export function createMailer(opts: { smtpUrl?: string; dataDir: string; from?: s
   };
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * A name someone chose (a workspace's, an inviter's), made inert for a mail: one line, and nothing a
@@ -56,7 +57,7 @@ export function inertName(name: string): string {
  * The subject is fixed: no text chosen by the inviter reaches it. In the body the names are quoted,
  * made inert (`inertName`) and, in the HTML part, escaped.
  */
-export function inviteMail(to: string, opts: { workspace: string; invitedBy: string | null; role: "owner" | "member"; acceptUrl: string }): Mail {
+export function inviteMail(to: string, opts: { workspace: string; invitedBy: string | null; role: Role; acceptUrl: string }): Mail {
   const who = opts.invitedBy === null ? "Someone" : `“${inertName(opts.invitedBy)}”`;
   const workspace = inertName(opts.workspace);
   const as = opts.role === "owner" ? "an owner" : "a member";
@@ -69,5 +70,22 @@ export function inviteMail(to: string, opts: { workspace: string; invitedBy: str
     `<p>${escapeHtml(who)} invited you to join the workspace “${escapeHtml(workspace)}” on Links as ${as}.</p>` +
     `<p><a href="${escapeHtml(opts.acceptUrl)}">Accept the invitation</a></p>` +
     `<p>Sign in with this address (${escapeHtml(to)}) to accept. The link works once and for seven days. If you did not expect this, ignore this e-mail.</p>`;
+  return { to, subject, text, html };
+}
+
+/**
+ * To a workspace's owners when the service turned a webhook endpoint off (every delivery failed for
+ * 3 days). The endpoint's URL was typed by any member, so it is made inert like a chosen name.
+ */
+export function webhookDisabledMail(to: string, opts: { workspace: string; url: string; reason: string; pageUrl: string }): Mail {
+  const endpoint = inertName(opts.url);
+  const workspace = inertName(opts.workspace);
+  const subject = "A webhook endpoint was turned off";
+  const text =
+    `The webhook endpoint ${endpoint} of the workspace “${workspace}” was turned off: ${opts.reason}.\n\n` +
+    `No more events are sent to it. Fix the endpoint, then turn it on again: ${opts.pageUrl}\n`;
+  const html =
+    `<p>The webhook endpoint ${escapeHtml(endpoint)} of the workspace “${escapeHtml(workspace)}” was turned off: ${escapeHtml(opts.reason)}.</p>` +
+    `<p>No more events are sent to it. Fix the endpoint, then <a href="${escapeHtml(opts.pageUrl)}">turn it on again</a>.</p>`;
   return { to, subject, text, html };
 }

@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { AppError } from "../domain/errors";
 import type { Actor, ResponseSink } from "../domain/types";
+import type { Logger } from "./log";
 import type { Metrics } from "./metrics";
 
 /** Every rate limit of the service, in one place. */
@@ -34,18 +35,32 @@ export const LIMITS = {
   /** Share-card images a client address may fetch in a minute, and how many of them may need a render. */
   ogImagePerAddress: { points: 300, duration: 60 },
   ogRenderPerAddress: { points: 20, duration: 60 },
+  /** Destination checks on request a workspace may ask in a minute (each one is outgoing requests to its links' hosts). */
+  healthCheckPerWorkspace: { points: 10, duration: 60 },
 } as const;
 export type LimitName = keyof typeof LIMITS;
 
+/**
+ * Where the limits count now: in Redis (shared by every instance), in this process's memory because
+ * no Redis is configured, or in memory because the configured Redis cannot be reached.
+ */
+export type LimitStore = "redis" | "memory" | "memory fallback";
+
 export type RateLimits = {
   get(name: LimitName): RateLimiterAbstract;
+  store(): LimitStore;
   close(): Promise<void>;
 };
 
 /** Longest a rate-limit check waits for Redis before it falls back to memory. */
 export const REDIS_TIMEOUT_MS = 300;
 
-export function createRateLimits(redisUrl?: string, keyPrefix = "rl"): RateLimits {
+/**
+ * The limits, in Redis when `redisUrl` is set. Losing Redis is said once (a warning line, the
+ * `rate_limit_redis_fallback` gauge at 1, the fallbacks counter up by one) and its return once more:
+ * until then each instance counts on its own, so a client spread over N instances gets N budgets.
+ */
+export function createRateLimits(redisUrl?: string, keyPrefix = "rl", report: { log?: Logger; metrics?: Metrics } = {}): RateLimits {
   // A Redis that stops answering must not hold requests: commands time out fast and a silent
   // socket is dropped (then reconnected), so callers fall back to the in-memory insurance
   // limiter just as for a closed connection (no offline queue: nothing waits for a reconnect).
@@ -59,7 +74,27 @@ export function createRateLimits(redisUrl?: string, keyPrefix = "rl"): RateLimit
         connectTimeout: 1000,
       })
     : undefined;
-  redis?.on("error", () => {}); // reported through insuranceLimiter fallbacks, not crashes
+  let fallback = false;
+  let closing = false;
+  const lost = (e?: unknown) => {
+    if (fallback || closing) return;
+    fallback = true;
+    report.metrics?.redisFallback.set(1);
+    report.metrics?.redisFallbacks.inc();
+    const code = (e as { code?: unknown } | undefined)?.code;
+    report.log?.warn(
+      { redis: "unreachable", ...(typeof code === "string" ? { errorCode: code } : {}) },
+      "Redis is unreachable: rate limits count in this process's memory until it is back",
+    );
+  };
+  // Every error and closed connection passes through here; the limiters fall back on their own.
+  redis?.on("error", lost).on("close", () => lost());
+  redis?.on("ready", () => {
+    if (!fallback) return;
+    fallback = false;
+    report.metrics?.redisFallback.set(0);
+    report.log?.info({ redis: "ok" }, "Redis is reachable again: rate limits are shared again");
+  });
   const limiters = new Map<LimitName, RateLimiterAbstract>();
   return {
     get(name) {
@@ -71,7 +106,9 @@ export function createRateLimits(redisUrl?: string, keyPrefix = "rl"): RateLimit
       }
       return l;
     },
+    store: () => (!redis ? "memory" : fallback ? "memory fallback" : "redis"),
     async close() {
+      closing = true;
       redis?.disconnect();
     },
   };

@@ -5,7 +5,6 @@ import { composeRedirectHost, type RedirectParts, type RequestListener } from ".
 import { lookupDomainByHost, lookupLinkBySlug, peekDomainByHost, peekLinkBySlug, peekLinkOnDomain, type CachedLink, type ServedDomain } from "../core/lookup";
 import type { AppServices } from "../core/services";
 import { hostFromHeader, hostNameOf, hostPart } from "../lib/hostnames";
-import { decide, needsCountry } from "./decide";
 import { page } from "./html";
 import { mountOwnPaths, ogImageRoute } from "./own-paths";
 import { submitPassword } from "./password-submit";
@@ -114,7 +113,7 @@ function createFastPath(ctx: HostContext, toRoutes: RequestListener, linktrees: 
     const host = req.headers.host;
     if (host !== undefined && host !== defaultHost && !path.startsWith("/_")) {
       const branded = brandedHost(host);
-      if (branded !== undefined) return (void serveBranded(req, res, branded, path), true);
+      if (branded !== undefined) return (void serveBranded(req, res, branded, path, () => toRoutes(req, res)), true);
     }
     if (path.startsWith("/_") || path === "/") return false;
     const slug = slugFromPath(path);
@@ -127,21 +126,20 @@ function createFastPath(ctx: HostContext, toRoutes: RequestListener, linktrees: 
 /** Visits to a slug, on the default redirect domain and on a branded one. */
 function slugServers(ctx: HostContext, linktrees: boolean) {
   const { app, visits, redirectBase } = ctx;
-  const { answer, notFound, unavailable } = visits;
+  const answer = visits.answer.bind(visits);
+  const notFound = visits.notFound.bind(visits);
+  const unavailable = visits.unavailable.bind(visits);
 
   /**
    * Answers a visit to a live link: synchronously, unless the answer depends on the visitor's
-   * country (then the returned promise settles after the GeoIP lookup). `shortBase` is the short
+   * country or A/B variant (then the returned promise settles after their look-ups). `shortBase` is the short
    * link's own origin (the share card's og:url).
    */
   function respond(req: IncomingMessage, res: ServerResponse, link: CachedLink, now: number, shortBase: string): Promise<void> | undefined {
     const v = readVisitor(req, app.config, ctx.trust);
-    if (needsCountry(link, now)) {
-      return visits.visitorGeo(v).then(({ country, geo }) => {
-        answer(req, res, link, v, decide(link, { os: v.os, country, socialCrawler: v.agent.isSocialCrawler }, now), geo, shortBase);
-      });
-    }
-    answer(req, res, link, v, decide(link, { os: v.os, country: null, socialCrawler: v.agent.isSocialCrawler }, now), undefined, shortBase);
+    const d = visits.decideVisit(link, v, now);
+    if (d instanceof Promise) return d.then(({ answer: a, geo }) => answer(req, res, link, v, a, geo, shortBase));
+    answer(req, res, link, v, d.answer, d.geo, shortBase);
   }
 
   /**
@@ -173,7 +171,7 @@ function slugServers(ctx: HostContext, linktrees: boolean) {
    * GET/HEAD on a branded domain: `/{slug}` in that domain's namespace only, every rule as on the
    * default domain. As fast: a domain and link in the cache are answered without awaiting.
    */
-  async function serveBranded(req: IncomingMessage, res: ServerResponse, host: string | null, path: string): Promise<void> {
+  async function serveBranded(req: IncomingMessage, res: ServerResponse, host: string | null, path: string, next: () => void): Promise<void> {
     try {
       if (host === null) return notFound(req, res);
       const now = Date.now();
@@ -185,7 +183,8 @@ function slugServers(ctx: HostContext, linktrees: boolean) {
       if (slug === null) return domainNotFound(req, res, domain);
       let link = peekLinkOnDomain(app, domain, slug, now);
       if (link === undefined) link = await lookupLinkBySlug(app, slug, domain);
-      // Linktrees and their items live on the default domain only.
+      // A linktree page may live on a branded domain (the Express route renders it); its items stay on the default one.
+      if (link?.kind === "linktree" && linktrees) return next();
       if (!link || link.kind !== "link") return domainNotFound(req, res, domain);
       const geo = respond(req, res, link, now, domain.base);
       if (geo) await geo;
@@ -200,7 +199,8 @@ function slugServers(ctx: HostContext, linktrees: boolean) {
 /** The Express routes: the password form's post, linktree pages, 404 for the rest, and plain error pages. */
 function mountRoutes(r: express.Express, ctx: HostContext, opts: RedirectOptions) {
   const { app, visits } = ctx;
-  const { notFound, unavailable } = visits;
+  const notFound = visits.notFound.bind(visits);
+  const unavailable = visits.unavailable.bind(visits);
 
   // The password form's submission.
   r.post("/:slug", express.urlencoded({ extended: false, limit: "8kb", parameterLimit: 20 }), async (req, res) => {
@@ -219,11 +219,13 @@ function mountRoutes(r: express.Express, ctx: HostContext, opts: RedirectOptions
     }
   });
 
-  // Reached from the fast path for linktree pages only.
+  // Reached from the fast path for linktree pages only, on the default domain or a branded one (its namespace).
   r.get("/:slug", async (req, res) => {
     const slug = slugFromPath(req.path);
     try {
-      const link = slug === null ? null : await lookupLinkBySlug(app, slug);
+      const host = ctx.brandedHost(req.headers.host);
+      const domain = host === undefined ? undefined : host === null ? null : await lookupDomainByHost(app, host);
+      const link = slug === null || domain === null ? null : await lookupLinkBySlug(app, slug, domain);
       if (!link || link.kind !== "linktree" || !opts.linktreePage) return notFound(req, res);
       const v = readVisitor(req, app.config, ctx.trust);
       let counted = false;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide, needsCountry, type LinkSnapshot, type VisitorFacts } from "./decide";
+import { decide, forwardQuery, needsCountry, needsVariantPoint, pickVariant, type LinkSnapshot, type VisitorFacts } from "./decide";
 
 const NOW = 1_750_000_000_000;
 const link = (over: Partial<LinkSnapshot> = {}): LinkSnapshot => ({
@@ -117,5 +117,62 @@ describe("decide: the table's rules", () => {
     expect(needsCountry(link({ targeting }), NOW)).toBe(true);
     expect(needsCountry(link({ targeting: { ios: "https://i.example/" } }), NOW)).toBe(false);
     expect(needsCountry(link({ targeting, ...expired }), NOW)).toBe(false);
+  });
+});
+
+describe("decide: languages, variants and query forwarding", () => {
+  const languages = { de: "https://de.example/", pt: "https://pt.example/" };
+  const variants = [
+    { url: "https://dest.example/", weight: 70 },
+    { url: "https://b.example/", weight: 30 },
+  ];
+  it("the first of the visitor's languages with a rule decides; none: url", () => {
+    const l = link({ targeting: { languages } });
+    expect(decide(l, { ...person, languages: ["fr", "pt", "de"] }, NOW)).toMatchObject({ location: "https://pt.example/", rule: "language", status: 301 });
+    expect(decide(l, { ...person, languages: ["fr"] }, NOW)).toMatchObject({ location: "https://dest.example/", rule: "url" });
+    expect(decide(l, { ...person, languages: ["constructor"] }, NOW)).toMatchObject({ rule: "url" });
+  });
+  it("country beats language, language beats variants", () => {
+    const l = link({ targeting: { ...targeting, languages }, variants });
+    expect(decide(l, { ...inBrazil, languages: ["de"] }, NOW)).toMatchObject({ rule: "geo" });
+    expect(decide(l, { ...person, languages: ["de"] }, NOW)).toMatchObject({ rule: "language" });
+    expect(decide(l, { ...person, languages: ["fr"], variantPoint: 80 }, NOW)).toEqual({
+      kind: "redirect",
+      status: 301,
+      location: "https://b.example/",
+      rule: "variant",
+      variant: 1,
+    });
+  });
+  it("variant weights are consecutive shares of 0-100", () => {
+    expect(pickVariant(variants, 0)).toBe(0);
+    expect(pickVariant(variants, 69.99)).toBe(0);
+    expect(pickVariant(variants, 70)).toBe(1);
+    expect(pickVariant(variants, 99.999)).toBe(1);
+  });
+  it("the variant point is needed only for live links with variants", () => {
+    expect(needsVariantPoint(link({ variants }), NOW)).toBe(true);
+    expect(needsVariantPoint(link({ variants, ...expired }), NOW)).toBe(false);
+    expect(needsVariantPoint(link(), NOW)).toBe(false);
+  });
+  it.each([
+    ["https://d.example/", "a=1&b=2", "https://d.example/?a=1&b=2"],
+    ["https://d.example/?", "a=1", "https://d.example/?a=1"],
+    ["https://d.example/?a=keep", "a=1&c=3", "https://d.example/?a=keep&c=3"],
+    ["https://d.example/p#frag", "a=1", "https://d.example/p?a=1#frag"],
+    ["https://d.example/", "qr=1", "https://d.example/"],
+    ["https://d.example/", "qr=0&x", "https://d.example/?x"],
+    ["https://d.example/?a%20b=1", "a+b=2&c=%zz", "https://d.example/?a%20b=1&c=%zz"],
+    ["https://d.example/", "", "https://d.example/"],
+    ["https://d.example/", "a=1&&b=2&", "https://d.example/?a=1&b=2"],
+    ["https://d.example/", "a=1&qr", "https://d.example/?a=1"],
+    ["https://d.example/", "a=1&q%72=1", "https://d.example/?a=1"],
+    ["https://d.example/", "qrx=1&xqr=2", "https://d.example/?qrx=1&xqr=2"],
+  ])("forwardQuery(%s, %s) → %s", (location, query, expected) => {
+    expect(forwardQuery(location, query)).toBe(expected);
+  });
+  it("forwarding is off unless the link asks for it", () => {
+    expect(decide(link(), { ...person, query: "a=1" }, NOW)).toMatchObject({ location: "https://dest.example/" });
+    expect(decide(link({ forwardQuery: true }), { ...person, query: "a=1" }, NOW)).toMatchObject({ location: "https://dest.example/?a=1" });
   });
 });

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type express from "express";
 import { RateLimiterRes } from "rate-limiter-flexible";
 import { lookupDomainByHost } from "../core/lookup";
-import { shareCardTitle } from "../core/share-cards";
+import { avatarDataUrl, linktreeCard, shareCardTitle } from "../core/share-cards";
 import type { AppServices } from "../core/services";
 import { hostFromHeader } from "../lib/hostnames";
 import { retryAfterSeconds, type LimitName } from "../lib/rate-limit";
@@ -23,10 +23,12 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
     } catch {
       db = "unavailable";
     }
+    // Redis lost is degraded but still serving: each instance then counts rate limits on its own.
+    const rateLimits = app.limits.store();
     res
       .status(db === "ok" ? 200 : 503)
       .setHeader("Cache-Control", "no-store")
-      .json({ status: db === "ok" ? "ok" : "degraded", database: db });
+      .json({ status: db === "ok" && rateLimits !== "memory fallback" ? "ok" : "degraded", database: db, rate_limits: rateLimits });
   });
 
   // Caddy's on-demand TLS `ask`: 200 for a verified branded domain, else 404, so a
@@ -106,10 +108,13 @@ export function ogImageRoute(app: AppServices, visits: Visits, trust: TrustFn) {
       const over = await spend("ogImagePerAddress", ip);
       if (over) return refuse(req, res, over);
       const title = await shareCardTitle(app.db, m[1]);
-      if (title === null) return visits.notFound(req, res);
+      // A linktree page's card shows its title and avatar.
+      const tree = title === null ? await linktreeCard(app.db, m[1]) : null;
+      if (title === null && tree === null) return visits.notFound(req, res);
+      const avatar = tree?.avatarUrl ? await avatarDataUrl(tree.avatarUrl, app.config.webhookAllowPrivate) : null;
       // Looked up per request, not once: tests may set the images of a data directory up first.
       const images = ogImagesIn(app.config.dataDir);
-      const png = await images.get({ title, subtitle: app.config.redirectDomain }, async () => {
+      const png = await images.get({ title: title ?? tree!.title, subtitle: app.config.redirectDomain, ...(avatar ? { avatar } : {}) }, async () => {
         const refused = await spend("ogRenderPerAddress", ip);
         if (refused) throw refused; // answered 429 below
       });

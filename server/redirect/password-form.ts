@@ -19,7 +19,7 @@ export function waitText(seconds: number): string {
  * The password form: plain HTML, works without JavaScript, labelled input, errors announced
  * (role=alert) and tied to the input with aria-describedby.
  */
-export function passwordFormPage(slug: string, state: FormState = "ask", retryAfterSeconds?: number): string {
+export function passwordFormPage(slug: string, state: FormState = "ask", retryAfterSeconds?: number, query = ""): string {
   // A visitor held back is told when to try again, not just "later".
   const text =
     state === "limited" && retryAfterSeconds ? `${MESSAGES.limited} Please try again ${waitText(retryAfterSeconds)}.` : state === "ask" ? "" : MESSAGES[state];
@@ -28,7 +28,8 @@ export function passwordFormPage(slug: string, state: FormState = "ask", retryAf
   return page(
     "Password required",
     `<h1>This link is password protected</h1>` +
-      `<form method="post" action="/${escapeHtml(encodeURIComponent(slug))}">` +
+      // The visit's query goes along: a QR code's marker and forwarded parameters survive the form.
+      `<form method="post" action="/${escapeHtml(encodeURIComponent(slug))}${query ? escapeHtml(`?${query}`) : ""}">` +
       `<label for="password">Password</label>` +
       `<input id="password" name="password" type="password" required autocomplete="current-password" autofocus${describedBy}>` +
       message +

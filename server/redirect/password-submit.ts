@@ -5,7 +5,6 @@ import type { CachedLink } from "../core/lookup";
 import type { AppServices } from "../core/services";
 import { verifyPassword } from "../lib/crypto";
 import { retryAfterSeconds, type LimitName } from "../lib/rate-limit";
-import { decide, needsCountry } from "./decide";
 import { passwordFormPage, type FormState } from "./password-form";
 import { PASSWORD_FORM_HEADERS, sendHtml } from "./respond";
 import type { Visits } from "./visit";
@@ -56,14 +55,14 @@ async function reserveTry(app: AppServices, ip: string, linkId: string): Promise
 export async function submitPassword(app: AppServices, visits: Visits, req: express.Request, res: ServerResponse, link: CachedLink, v: RequestVisitor) {
   const now = Date.now();
   const pass = async () => {
-    const g = needsCountry(link, now) ? await visits.visitorGeo(v) : { country: null };
-    visits.answer(req, res, link, v, decide(link, { os: v.os, country: g.country, socialCrawler: false }, now, { passwordPassed: true }), g.geo);
+    const d = await visits.decideVisit(link, v, now, { passwordPassed: true });
+    visits.answer(req, res, link, v, d.answer, d.geo);
   };
   // The password was removed while this visitor had the form open: let them through.
   // (An expired link still asks for the password first: decide gives its answer after.)
   if (!link.passwordHash) return pass();
   const form = (status: number, state: FormState, headers: Record<string, string> = {}, retryAfter?: number) => {
-    sendHtml(res, status, passwordFormPage(link.slug, state, retryAfter), false, { ...PASSWORD_FORM_HEADERS, ...headers });
+    sendHtml(res, status, passwordFormPage(link.slug, state, retryAfter, v.query), false, { ...PASSWORD_FORM_HEADERS, ...headers });
     visits.outcome(state === "limited" ? "password_limited" : "password_wrong");
   };
   const limitedForm = (name: LimitName, e: RateLimiterRes) => {

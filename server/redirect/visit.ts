@@ -1,34 +1,50 @@
+import { hash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { logSafeError, type Rule } from "../core/clicks";
 import type { CachedLink } from "../core/lookup";
 import type { AppServices } from "../core/services";
+import { utcDay } from "../core/visitor-keys";
 import { isDatabaseUnavailable } from "../domain/errors";
 import { lookupGeo, type GeoInfo } from "../lib/geo";
-import type { Answer } from "./decide";
+import { decide, needsCountry, needsVariantPoint, type Answer, type VisitorFacts } from "./decide";
 import { expiredPage, notFoundPage, page } from "./html";
 import { passwordFormPage } from "./password-form";
 import { PASSWORD_FORM_HEADERS, sendHtml, sendRedirect } from "./respond";
 import { shareCardPage } from "./share-card";
-import type { RequestVisitor } from "./visitor";
+import { languagesOf, type RequestVisitor } from "./visitor";
+
+/** A decided answer, with the GeoIP facts looked up for it (stored with the click). */
+export type Decided = { answer: Answer; geo?: GeoInfo };
+
+export function createVisits(app: AppServices, redirectBase: string): Visits {
+  return new Visits(app, redirectBase);
+}
 
 /** What every redirect-host route does with a visit: answer it, count it, say why it failed. Built once per app. */
-export type Visits = ReturnType<typeof createVisits>;
+export class Visits {
+  /** Pre-bound counter children: no label hashing per request. */
+  private readonly outcomes = new Map<string, { inc(): void }>();
+  // During a database outage every uncached slug fails alike: one line per 10 s with a count,
+  // not one per request (and not the driver's error, which repeats the query).
+  private outageLoggedAt = 0;
+  private outageUnlogged = 0;
 
-export function createVisits(app: AppServices, redirectBase: string) {
-  const { config } = app;
+  constructor(
+    private readonly app: AppServices,
+    private readonly redirectBase: string,
+  ) {}
 
-  // Pre-bound counter children: no label hashing per request.
-  const outcomes = new Map<string, { inc(): void }>();
-  const outcome = (name: string) => {
-    let c = outcomes.get(name);
-    if (!c) outcomes.set(name, (c = app.metrics.redirects.labels(name)));
+  outcome(name: string): void {
+    let c = this.outcomes.get(name);
+    if (!c) this.outcomes.set(name, (c = this.app.metrics.redirects.labels(name)));
     c.inc();
-  };
+  }
 
-  /** Counts a visit unless it is a bot's or a HEAD request; true when counted. */
-  const count = (req: IncomingMessage, link: CachedLink, v: RequestVisitor, rule: Rule, geo?: GeoInfo) => {
-    if (req.method === "HEAD" || v.agent.isBot || !app.clicks) return false;
-    app.clicks.recordVisit({
+  /** Counts a visit unless it is a bot's or a HEAD request; true when counted. `variant`: the A/B variant that chose the destination. */
+  count(req: IncomingMessage, link: CachedLink, v: RequestVisitor, rule: Rule, geo?: GeoInfo, variant?: number): boolean {
+    const { clicks } = this.app;
+    if (req.method === "HEAD" || v.agent.isBot || !clicks) return false;
+    clicks.recordVisit({
       linkId: link.id,
       workspaceId: link.workspaceId,
       timestamp: Date.now(),
@@ -36,68 +52,154 @@ export function createVisits(app: AppServices, redirectBase: string) {
       ip: v.ip,
       referer: v.referer,
       rule,
+      ...(variant !== undefined ? { variant } : {}),
+      ...(v.trigger === "qr" ? { trigger: "qr" as const } : {}),
       edge: v.edge,
       geo,
     });
     return true;
-  };
+  }
 
   /**
    * Sends a counted visit's answer once its click is in the write-ahead spool (a crash then loses
    * no answered click). The spool writes the clicks of one event-loop turn together, at its end.
    */
-  const afterCount = (counted: boolean, send: () => void) => (counted && app.clicks ? app.clicks.afterSpooled(send) : send());
+  afterCount(counted: boolean, send: () => void): void {
+    if (counted && this.app.clicks) this.app.clicks.afterSpooled(send);
+    else send();
+  }
 
   /** The visitor's location when the answer depends on the country: the edge's, else GeoIP. */
-  const visitorGeo = async (v: RequestVisitor): Promise<{ country: string | null; geo?: GeoInfo }> => {
-    if (config.edgeHeaders !== "none") return { country: v.edge?.country ?? null };
+  async visitorGeo(v: RequestVisitor): Promise<{ country: string | null; geo?: GeoInfo }> {
+    if (this.app.config.edgeHeaders !== "none") return { country: v.edge?.country ?? null };
     const geo = await lookupGeo(v.ip);
     return { country: geo.country, geo };
-  };
+  }
 
   /** Sends the decided answer; counts the visit when it is one. `shortBase`: the origin of the short link (a branded domain's, or REDIRECT_URL). */
-  function answer(req: IncomingMessage, res: ServerResponse, link: CachedLink, v: RequestVisitor, a: Answer, geo?: GeoInfo, shortBase = redirectBase) {
+  answer(req: IncomingMessage, res: ServerResponse, link: CachedLink, v: RequestVisitor, a: Answer, geo?: GeoInfo, shortBase = this.redirectBase): void {
     const head = req.method === "HEAD";
     switch (a.kind) {
       // Counted first: the click is in the spool before the visitor has the answer (a crash loses none).
       case "redirect":
-        afterCount(count(req, link, v, a.rule, geo), () => sendRedirect(res, a.status, a.location));
-        return outcome(a.rule);
+        this.afterCount(this.count(req, link, v, a.rule, geo, a.variant), () => sendRedirect(res, a.status, a.location));
+        return this.outcome(a.rule);
       case "expired":
-        afterCount(count(req, link, v, a.rule, geo), () => sendHtml(res, 404, expiredPage(), head));
-        return outcome(a.rule);
+        this.afterCount(this.count(req, link, v, a.rule, geo), () => sendHtml(res, 404, expiredPage(), head));
+        return this.outcome(a.rule);
       case "card":
-        sendHtml(res, 200, shareCardPage(link, redirectBase, shortBase), head);
-        return outcome("card");
+        sendHtml(res, 200, shareCardPage(link, this.redirectBase, shortBase), head);
+        return this.outcome("card");
       case "password_form":
-        sendHtml(res, 200, passwordFormPage(link.slug), head, PASSWORD_FORM_HEADERS);
-        return outcome("password_form");
+        sendHtml(res, 200, passwordFormPage(link.slug, "ask", undefined, v.query), head, PASSWORD_FORM_HEADERS);
+        return this.outcome("password_form");
     }
   }
 
-  const notFound = (req: IncomingMessage, res: ServerResponse) => {
+  notFound(req: IncomingMessage, res: ServerResponse): void {
     sendHtml(res, 404, notFoundPage(), req.method === "HEAD");
-    outcome("not_found");
-  };
+    this.outcome("not_found");
+  }
 
-  // During a database outage every uncached slug fails alike: one line per 10 s with a count,
-  // not one per request (and not the driver's error, which repeats the query).
-  let outageLoggedAt = 0;
-  let outageUnlogged = 0;
-  const unavailable = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
-    if (!isDatabaseUnavailable(err)) app.log.error({ err }, "redirect lookup failed");
-    else if (Date.now() - outageLoggedAt < 10_000) outageUnlogged++;
+  unavailable(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    if (!isDatabaseUnavailable(err)) this.app.log.error({ err }, "redirect lookup failed");
+    else if (Date.now() - this.outageLoggedAt < 10_000) this.outageUnlogged++;
     else {
-      app.log.error({ ...logSafeError(err), notLogged: outageUnlogged }, "redirect lookup failed: database unavailable");
-      outageLoggedAt = Date.now();
-      outageUnlogged = 0;
+      this.app.log.error({ ...logSafeError(err), notLogged: this.outageUnlogged }, "redirect lookup failed: database unavailable");
+      this.outageLoggedAt = Date.now();
+      this.outageUnlogged = 0;
     }
     if (!res.headersSent)
       sendHtml(res, 503, page("Unavailable", "<h1>Temporarily unavailable</h1><p>Please try again in a moment.</p>"), req.method === "HEAD", {
         "Retry-After": "5",
       });
-    outcome("unavailable");
-  };
+    this.outcome("unavailable");
+  }
 
-  return { outcome, count, afterCount, visitorGeo, answer, notFound, unavailable };
+  /** The variant point, waiting for the day's visitor salt when it is not at hand yet. */
+  async variantPoint(link: CachedLink, v: RequestVisitor, now: number): Promise<number> {
+    const { clicks } = this.app;
+    return pointOf(clicks ? await clicks.visitorKey(now, v.ip, v.userAgent).catch(() => null) : null, link, v, now);
+  }
+
+  /** The point without waiting, when the day's key is at hand (every visit after the day's first): undefined otherwise. */
+  private knownVariantPoint(link: CachedLink, v: RequestVisitor, now: number): number | undefined {
+    const { clicks } = this.app;
+    if (!clicks) return pointOf(null, link, v, now);
+    const key = clicks.knownVisitorKey(now, v.ip, v.userAgent);
+    return key === undefined ? undefined : pointOf(key, link, v, now);
+  }
+
+  /**
+   * The decision for this visitor: synchronous unless it needs the country (GeoIP), or the variant
+   * point before the day's visitor salt is read, which are looked up only for links whose answer can
+   * depend on them.
+   */
+  decideVisit(link: CachedLink, v: RequestVisitor, now: number, opts: { passwordPassed?: boolean } = {}): Decided | Promise<Decided> {
+    const socialCrawler = !opts.passwordPassed && v.agent.isSocialCrawler;
+    const languages = link.targeting?.languages ? languagesOf(v.acceptLanguage) : undefined;
+    const facts = (country: string | null, variantPoint?: number): VisitorFacts => ({
+      os: v.os,
+      country,
+      socialCrawler,
+      languages,
+      variantPoint,
+      query: v.query,
+    });
+    const geoNeeded = needsCountry(link, now);
+    const pointNeeded = needsVariantPoint(link, now);
+    if (!geoNeeded && !pointNeeded) return { answer: decide(link, facts(null), now, opts) };
+    if (!geoNeeded) {
+      // The point only when the answer comes to the variants (a language rule may answer first), and
+      // only without waiting: undefined while the day's salt is not at hand, then asked for below.
+      let asked = false;
+      let point: number | undefined;
+      const knownPoint = () => this.knownVariantPoint(link, v, now);
+      const lazy: VisitorFacts = {
+        os: v.os,
+        country: null,
+        socialCrawler,
+        languages,
+        query: v.query,
+        get variantPoint() {
+          if (!asked) {
+            asked = true;
+            point = knownPoint();
+          }
+          return point;
+        },
+      };
+      const answer = decide(link, lazy, now, opts);
+      if (!asked || point !== undefined) return { answer };
+    }
+    const point = pointNeeded ? this.knownVariantPoint(link, v, now) : undefined;
+    return Promise.all([
+      geoNeeded ? this.visitorGeo(v) : { country: null, geo: undefined },
+      pointNeeded ? (point ?? this.variantPoint(link, v, now)) : undefined,
+    ]).then(([g, p]) => ({ answer: decide(link, facts(g.country, p), now, opts), geo: g.geo }));
+  }
+}
+
+/**
+ * The visitor's point on the 0–100 line of a link's variant weights: from the daily visitor key
+ * (the one its clicks are stored with) and the link id, so a visitor keeps one variant all day and
+ * each link splits its visitors independently. The key is already a secret-salted SHA-256, so mixing
+ * the link id into it needs no second SHA-256: a 32-bit FNV-1a with murmur's finaliser spreads it
+ * evenly, at a fraction of the cost, on the path of every visit to a link with variants. Without the
+ * day's key (no click recorder), a SHA-256 of the day, address and User-Agent stands in for it.
+ */
+function pointOf(key: string | null, link: CachedLink, v: RequestVisitor, now: number): number {
+  if (key === null) return (hash("sha256", `${utcDay(now)}\n${v.ip}\n${v.userAgent}\n${link.id}`, "buffer").readUInt32BE(0) / 2 ** 32) * 100;
+  return ((mix32(mix32(0x811c9dc5, key), link.id) >>> 0) / 2 ** 32) * 100;
+}
+
+/** FNV-1a over a string's UTF-16 units, then murmur3's 32-bit finaliser. */
+function mix32(seed: number, s: string): number {
+  let h = seed;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
 }

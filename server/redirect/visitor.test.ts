@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseUserAgent } from "../lib/user-agent";
 import { isPublicIp, lookupGeo } from "../lib/geo";
 import { PEOPLE, SEARCH, SOCIAL } from "./ua-fixtures";
-import { readVisitor } from "./visitor";
+import { languagesOf, readVisitor } from "./visitor";
 
 const req = (headers: Record<string, string>, remote = "203.0.113.9") =>
   ({ headers, socket: { remoteAddress: remote }, connection: { remoteAddress: remote } }) as unknown as IncomingMessage;
@@ -90,4 +90,28 @@ describe("visitor: GeoIP (EDGE_HEADERS=none)", () => {
       expect(await lookupGeo(ip)).toMatchObject({ country: null, region: null, lat: null });
     },
   );
+});
+
+describe("visitor: Accept-Language and the QR marker", () => {
+  it.each([
+    ["pt-BR,pt;q=0.9,en;q=0.8", ["pt", "en"]],
+    ["en;q=0.5, de-AT, fr;q=0.7", ["de", "fr", "en"]],
+    ["de;q=0, fr", ["fr"]],
+    ["*, es;q=0.1", ["es"]],
+    ["zh-Hant-TW;q=0.9, ZH;q=1", ["zh"]],
+    ["x;q=abc, it", ["it"]],
+    ["pt_BR, en;q=0.5", ["pt", "en"]],
+    ["", []],
+  ])("languagesOf(%j) → %j", (header, expected) => {
+    expect(languagesOf(header)).toEqual(expected);
+  });
+  it("?qr=1 marks a QR visit, anywhere in the query; qr=10 or xqr=1 do not", () => {
+    const at = (url: string) => readVisitor({ ...req({}), url } as IncomingMessage, { edgeHeaders: "none" }, noTrust);
+    expect(at("/abc?qr=1").trigger).toBe("qr");
+    expect(at("/abc?a=2&qr=1&b").trigger).toBe("qr");
+    expect(at("/abc?qr=10").trigger).toBe("link");
+    expect(at("/abc?xqr=1").trigger).toBe("link");
+    expect(at("/abc").query).toBe("");
+    expect(at("/abc?a=1").query).toBe("a=1");
+  });
 });

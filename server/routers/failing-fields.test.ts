@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COUNTRY_CODES } from "../lib/countries";
+import { COUNTRY_CODES } from "../domain/countries";
 import { createTestServer, http, type TestServer, type TestUser } from "../test/harness";
 
 // docs/decisions/014-errors-list-every-failing-field.md: `fields` lists every failing field; `error` is the code of the first failing field
@@ -222,7 +222,7 @@ describe("linktree items list every failing field", () => {
   });
 
   const update: Case[] = [
-    ["a long title and active of the wrong type", { title: "x".repeat(101), active: "no" }, "VALIDATION_FAILED", ["active", "title"]],
+    ["a long title and active of the wrong type", { title: "x".repeat(501), active: "no" }, "VALIDATION_FAILED", ["active", "title"]],
     ["a bad url and a fractional position", { url: "nope", position: 1.5 }, "VALIDATION_FAILED", ["position", "url"]],
     ["no member", {}, "VALIDATION_FAILED", ["body"]],
   ];

@@ -9,6 +9,10 @@ import { reportRouter } from "./reports/router";
 import { sessionRouter } from "./sessions/router";
 import { tokenRouter } from "./tokens/router";
 import { workspaceRouter } from "./workspaces/router";
+import { webhookRouter } from "./webhooks/router";
+import { auditRouter } from "./audit/router";
+import { healthRouter } from "./health/router";
+import { qrRouter } from "./qr/router";
 import { createCallerFactory, router } from "../trpc/init";
 
 /** Singular keys: `links` collides with @trpc/client's own `links` option (README, Naming). */
@@ -24,6 +28,10 @@ export const appRouter = router({
   report: reportRouter,
   workspace: workspaceRouter,
   domain: domainRouter,
+  webhook: webhookRouter,
+  audit: auditRouter,
+  health: healthRouter,
+  qr: qrRouter,
 });
 
 export type AppRouter = typeof appRouter;

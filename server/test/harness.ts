@@ -8,15 +8,26 @@ import { createCaller } from "../routers";
 import { startServers, type RunningServers } from "../http/server";
 import { createUserWithWorkspace, issueToken } from "../lib/users";
 
+// The kernel may hand the same ephemeral port to two listeners opened one after the other, so a
+// process never gets a port it was already given (two "free" ports that collide make APP_URL and
+// REDIRECT_URL share a host, which the configuration rightly refuses).
+const portsGiven = new Set<number>();
+
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const s = net.createServer();
+      s.once("error", reject);
+      s.listen(0, "127.0.0.1", () => {
+        const port = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(port));
+      });
     });
-  });
+    if (!portsGiven.has(port)) {
+      portsGiven.add(port);
+      return port;
+    }
+  }
 }
 
 export type TestApp = {

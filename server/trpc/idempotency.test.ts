@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from "node:crypto";
 import { and, eq } from "drizzle-orm";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idempotencyKeys, links } from "../../db/schema";
 import { openDatabase, type Database } from "../../db/client";
@@ -215,6 +216,44 @@ describe("Idempotency-Key on POST /links/bulk", () => {
 });
 
 describe("two instances on one database", () => {
+  it.runIf(process.env.DATABASE_URL)(
+    "a second request while the first still runs is answered 409 IDEMPOTENCY_KEY_IN_USE at once, not after the first commits",
+    async () => {
+      const u = await user();
+      const key = newKey();
+      const body = { url: uniqueUrl() };
+      const headers = { ...u.auth, "idempotency-key": key };
+      // Another session holds the workspace row, so the first request waits inside its transaction.
+      const holder = postgres(db.url!, { max: 1, onnotice: () => {} });
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holding = holder.begin(async (sql) => {
+        await sql`select id from workspaces where id = ${u.workspaceId} for update`;
+        locked();
+        await released;
+      });
+      try {
+        await isLocked;
+        const first = post(a, "/links", body, headers);
+        const claimed = () => a.app.db.select({ id: idempotencyKeys.id }).from(idempotencyKeys).where(eq(idempotencyKeys.key, key));
+        for (let i = 0; i < 200 && !(await claimed()).length; i++) await new Promise((r) => setTimeout(r, 25));
+        const second = await post(b, "/links", body, headers);
+        expect([second.status, second.json]).toEqual([409, { error: "IDEMPOTENCY_KEY_IN_USE" }]);
+        release();
+        await holding;
+        expect((await first).status).toBe(201);
+        expect(await linksOf(u.workspaceId)).toHaveLength(1);
+      } finally {
+        release();
+        await holding.catch(() => {});
+        await holder.end();
+      }
+    },
+    60_000,
+  );
+
   it("a key taken on one instance answers on the other: one link, and each answer is the first one or 409 IDEMPOTENCY_KEY_IN_USE", async () => {
     const u = await user();
     const key = newKey();

@@ -4,8 +4,8 @@ import { idempotencyKeys } from "../../db/schema";
 import { AppError, ERROR_STATUS, toPublicError, type ErrorCode, type PublicError } from "../domain/errors";
 import { sha256 } from "../lib/crypto";
 import { newId } from "../lib/ids";
+import type { Db, Tx } from "../../db/client";
 import type { Actor, Context } from "./context";
-import { middleware, type Meta } from "./init";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 /** A key answers the same for a day; after that it is free again. */
@@ -90,46 +90,53 @@ function replay(ctx: Context, row: Row) {
   throw new AppError(code in ERROR_STATUS ? code : "VALIDATION_FAILED", { fields: stored.body.fields });
 }
 
+/** A key this request holds while it runs; `settleKey` stores its answer or frees it. */
+export type IdempotencyClaim = { id: string; successStatus: number };
+
 /**
  * Idempotent creation. With an `Idempotency-Key` header, the same key and the same input from the same
  * workspace (or address, without a credential) within a day answer the first answer again, status and
  * body, and create nothing; another input: 422 IDEMPOTENCY_KEY_REUSED; while the first still runs: 409
- * IDEMPOTENCY_KEY_IN_USE. Every completed answer is kept, errors included, except a 429 or a 5xx: those
- * leave the key free for a retry. Use after authentication, before the input is read.
+ * IDEMPOTENCY_KEY_IN_USE. Taken before the call's transaction opens, in a statement of its own, so a
+ * second request sees a running first one at once, on any instance. Answers undefined without the
+ * header, the stored output to answer again (a stored error is thrown as it was answered), or the claim.
  */
-export const idempotent = middleware(async ({ ctx, meta, path, rawInput, next }) => {
+export async function takeKey(
+  ctx: Context,
+  actor: Actor | null | undefined,
+  path: string,
+  rawInput: unknown,
+  successStatus: number,
+): Promise<undefined | { replay: unknown } | { claim: IdempotencyClaim }> {
   const key = idempotencyKeyOf(ctx);
-  if (key === undefined) return next();
-  const actor = (ctx as { actor?: Actor | null }).actor;
-  const owner = ownerOf(ctx, actor);
+  if (key === undefined) return undefined;
   const print = fingerprint(path, rawInput);
   await sweep(ctx).catch(() => {});
-  const claimed = await claim(ctx, owner, key, print);
-  if ("existing" in claimed) {
-    const row = claimed.existing;
-    if (row.fingerprint !== print) throw new AppError("IDEMPOTENCY_KEY_REUSED");
-    if (row.state === "running") throw new AppError("IDEMPOTENCY_KEY_IN_USE");
-    return { ok: true as const, data: replay(ctx, row), ctx, marker: "middlewareMarker" as never };
-  }
+  const claimed = await claim(ctx, ownerOf(ctx, actor), key, print);
+  if (!("existing" in claimed)) return { claim: { id: claimed.id, successStatus } };
+  const row = claimed.existing;
+  if (row.fingerprint !== print) throw new AppError("IDEMPOTENCY_KEY_REUSED");
+  if (row.state === "running") throw new AppError("IDEMPOTENCY_KEY_IN_USE");
+  return { replay: replay(ctx, row) };
+}
 
-  const db = ctx.app.db;
-  const mine = eq(idempotencyKeys.id, claimed.id);
-  let result: Awaited<ReturnType<typeof next>>;
-  try {
-    result = await next();
-  } catch (e) {
-    await db.delete(idempotencyKeys).where(mine);
-    throw e;
-  }
-  const success = (meta as Meta | undefined)?.successStatus ?? 200;
+/**
+ * Every completed answer is kept for replay, errors included, except a 429 or a 5xx: those free the key
+ * for a retry. Called in the call's transaction, so the answer is stored with the change it reports, and
+ * once more outside it, where a key still running (no transaction, or one that rolled back) is settled.
+ */
+export async function settleKey(db: Db | Tx, claim: IdempotencyClaim, result: { ok: true; data: unknown } | { ok: false; error: unknown }): Promise<void> {
+  const mine = and(eq(idempotencyKeys.id, claim.id), eq(idempotencyKeys.state, "running"));
   const pub = result.ok ? undefined : toPublicError(result.error);
-  if (pub && (pub.status >= 500 || pub.status === 429)) await db.delete(idempotencyKeys).where(mine);
-  else {
-    const stored: Stored = result.ok ? { ok: true, data: result.data } : { ok: false, body: pub!.body };
-    await db
-      .update(idempotencyKeys)
-      .set({ state: "done", status: pub?.status ?? success, body: stored })
-      .where(mine);
-  }
-  return result;
-});
+  if (pub && (pub.status >= 500 || pub.status === 429)) return void (await db.delete(idempotencyKeys).where(mine));
+  const stored: Stored = result.ok ? { ok: true, data: result.data } : { ok: false, body: pub!.body };
+  await db
+    .update(idempotencyKeys)
+    .set({ state: "done", status: pub?.status ?? claim.successStatus, body: stored })
+    .where(mine);
+}
+
+/** Frees the key of a call that threw. */
+export async function releaseKey(db: Db, claim: IdempotencyClaim): Promise<void> {
+  await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.id, claim.id), eq(idempotencyKeys.state, "running")));
+}

@@ -1,5 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
-import { initTRPC } from "@trpc/server";
+import { initTRPC, TRPCError } from "@trpc/server";
+import { getHTTPStatusCodeFromError } from "@trpc/server/http";
+import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-openapi";
 import type { z } from "zod";
 import { AppError, fromZodError, toPublicError } from "../domain/errors";
@@ -7,6 +9,11 @@ import type { Actor, Context } from "./context";
 import { consumePlanRequest } from "../lib/rate-limit";
 import { isObject, withRuntimeIssues, type FieldIssue } from "../lib/input";
 import { SCOPES, type Scope } from "../domain/scopes";
+import { auditRuleOf, auditWriter, type AuditRule } from "./audit";
+import { inAuditedTransaction, rollBack } from "./audited-transaction";
+import { releaseKey, settleKey, takeKey, type IdempotencyClaim } from "./idempotency";
+import { sql } from "drizzle-orm";
+import type { Db, Tx } from "../../db/client";
 
 export type Meta = OpenApiMeta & {
   /** HTTP status of a successful REST answer (201 on create, 204 on delete). Default 200. */
@@ -29,6 +36,29 @@ export type Meta = OpenApiMeta & {
    * are not scoped.
    */
   scope?: Scope | null;
+  /**
+   * Refused to a workspace's viewers although the procedure declares no write scope (creating a token:
+   * a token would carry the viewer's reach past the dashboard). Writes of a `…:write` scope always are.
+   */
+  refusesViewers?: true;
+  /** What the audit log records, in the procedure's transaction, when it succeeds (see audit.ts); false: nothing. */
+  audit?: AuditRule | false;
+  /** Takes an `Idempotency-Key` header (see idempotency.ts): a repeated call answers the first answer again. */
+  idempotent?: true;
+};
+
+/** The tRPC code /trpc clients see for a public status (415 and 503 have none of their own). */
+const TRPC_CODE_FOR_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: "BAD_REQUEST",
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_SUPPORTED",
+  409: "CONFLICT",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "BAD_REQUEST",
+  422: "UNPROCESSABLE_CONTENT",
+  429: "TOO_MANY_REQUESTS",
 };
 
 const t = initTRPC
@@ -41,16 +71,19 @@ const t = initTRPC
     errorFormatter({ shape, error, ctx }) {
       const pub = toPublicError(error);
       if (pub.status === 503) for (const [name, value] of Object.entries(pub.headers ?? {})) ctx?.res.setHeader(name, value);
+      const code = TRPC_CODE_FOR_STATUS[pub.status] ?? "INTERNAL_SERVER_ERROR";
       return {
         ...shape,
+        code: TRPC_ERROR_CODES_BY_KEY[code],
         message: pub.body.error,
         data: {
           ...shape.data,
+          code,
           stack: undefined,
           status: pub.status,
           error: pub.body.error,
           fields: pub.body.fields,
-          httpStatus: pub.status === 503 ? 503 : shape.data.httpStatus,
+          httpStatus: pub.status === 503 ? 503 : getHTTPStatusCodeFromError(new TRPCError({ code })),
         },
       };
     },
@@ -59,7 +92,34 @@ const t = initTRPC
 export const router = t.router;
 export const mergeRouters = t.mergeRouters;
 export const middleware = t.middleware;
-export const createCallerFactory = t.createCallerFactory;
+/**
+ * A server-side caller (the dashboard's, the CLI's, tests') rejects with the domain error itself, as
+ * the service threw it, not with tRPC's wrapper around it.
+ */
+export const createCallerFactory: typeof t.createCallerFactory = (router) => {
+  const factory = t.createCallerFactory(router);
+  return ((ctx: Context) => rethrowingDomainErrors(factory(ctx))) as typeof factory;
+};
+
+function rethrowingDomainErrors<T extends object>(node: T): T {
+  return mapCallerErrors(node, (e) => (e instanceof TRPCError && e.cause instanceof AppError ? e.cause : e));
+}
+
+/** A caller whose every procedure call rejects with `map(error)` instead of the error itself. */
+export function mapCallerErrors<T extends object>(node: T, map: (e: unknown) => unknown): T {
+  return new Proxy(node, {
+    get: (target, key) => {
+      const v: unknown = Reflect.get(target, key);
+      return v !== null && (typeof v === "object" || typeof v === "function") ? mapCallerErrors(v, map) : v;
+    },
+    apply: (target, self, args) =>
+      Promise.resolve()
+        .then(() => Reflect.apply(target as (...a: unknown[]) => unknown, self, args))
+        .catch((e: unknown) => {
+          throw map(e);
+        }),
+  });
+}
 
 /** No authentication looked at (reports: "a token is not accepted or useful"). */
 export const publicProcedure = t.procedure;
@@ -87,15 +147,100 @@ export const scopeMiddleware = t.middleware(({ ctx, meta, next }) => {
   return next();
 });
 
-/** Authentication optional, but a presented credential must be valid (POST /links). */
+/**
+ * The one place a viewer's writes are refused, for sessions and tokens alike, before the input is read
+ * (so nothing changes): every mutation of a `…:write` scope, and those that say so. A viewer still
+ * manages their own account, sessions and memberships (leaving, switching), which declare no scope.
+ */
+export const viewerMiddleware = t.middleware(({ ctx, meta, type, next }) => {
+  const actor = (ctx as { actor?: Actor | null }).actor;
+  if (actor?.role === "viewer" && type === "mutation" && (meta?.refusesViewers || isWriteScope(meta?.scope))) throw new AppError("FORBIDDEN");
+  return next();
+});
+
+const isWriteScope = (scope: Scope | null | undefined) => typeof scope === "string" && scope.endsWith(":write");
+
+/**
+ * The audit log's one writer. A mutation of a signed-in caller whose rule (audit.ts) logs it runs in
+ * one transaction with its events: the procedure sees an app whose database is that transaction, and
+ * the events its rule makes of the raw input's member names and the answer are written before the
+ * commit. So no change lands without its event and no event without its change: an event that cannot
+ * be written fails the call and takes the change back with it.
+ *
+ * A refusal (4xx) still commits, unless a failed statement already spoiled the transaction: the
+ * services undo their own partial work, and what is left is the request's bookkeeping, such as the
+ * stored answer a repeated Idempotency-Key is given again. Any other failure rolls everything back.
+ */
+export const auditMiddleware = t.middleware(async ({ ctx, path, type, meta, rawInput, next }) => {
+  const actor = (ctx as { actor?: Actor | null }).actor;
+  const rule = type === "mutation" && actor ? auditRuleOf(path, meta) : undefined;
+  if (!rule || !actor) return next();
+  const claim = (ctx as { idempotencyClaim?: IdempotencyClaim }).idempotencyClaim;
+  return inAuditedTransaction(ctx.app, async ({ app, tx }) => {
+    const result = await next({ ctx: { app, read: <T>(fn: (db: Db) => Promise<T>) => fn(app.db) } });
+    if (!result.ok) {
+      if (toPublicError(result.error).status >= 500 || !(await stillOpen(tx))) return rollBack(result);
+      if (claim) await settleKey(tx, claim, result);
+      return result;
+    }
+    const events = await rule({ actor, input: isObject(rawInput) ? rawInput : {}, output: result.data, db: tx });
+    await auditWriter.write(tx, actor, events);
+    // The answer a repeated Idempotency-Key is given again lands with the change it reports.
+    if (claim) await settleKey(tx, claim, result);
+    return result;
+  });
+});
+
+/**
+ * Idempotent creation (procedures whose meta says `idempotent`): the key is taken before the audited
+ * transaction opens, so a second call with it sees the first running at once (409) rather than
+ * waiting for its commit; a repeated call is answered here, before anything runs or is logged. The
+ * answer is stored in the call's transaction when it has one (above), else, or when that rolled back,
+ * here once the call is over.
+ */
+const idempotencyMiddleware = t.middleware(async ({ ctx, meta, path, rawInput, next }) => {
+  if (!meta?.idempotent) return next();
+  const actor = (ctx as { actor?: Actor | null }).actor;
+  const taken = await takeKey(ctx, actor, path, rawInput, meta.successStatus ?? 200);
+  if (!taken) return next();
+  if ("replay" in taken) return { ok: true as const, data: taken.replay, ctx, marker: "middlewareMarker" as never };
+  let result: Awaited<ReturnType<typeof next>>;
+  try {
+    result = await next({ ctx: { idempotencyClaim: taken.claim } });
+  } catch (e) {
+    await releaseKey(ctx.app.db, taken.claim);
+    throw e;
+  }
+  await settleKey(ctx.app.db, taken.claim, result);
+  return result;
+});
+
+/**
+ * False when a statement failed outside a savepoint (a race lost on a unique index, answered 409): the
+ * database then refuses the commit, and there is nothing left to keep.
+ */
+const stillOpen = (tx: Tx) =>
+  tx.execute(sql`select 1`).then(
+    () => true,
+    () => false,
+  );
+
+/**
+ * Authentication optional, but a presented credential must be valid (POST /links). With
+ * ANONYMOUS_LINKS=off a credential is required (401 UNAUTHORIZED).
+ */
 export const optionalAuthProcedure = t.procedure
   .use(async ({ ctx, type, meta, next }) => {
     const auth = await ctx.auth();
     if (auth.invalid) throw new AppError("UNAUTHORIZED");
+    if (!auth.actor && ctx.app.config.anonymousLinks === false) throw new AppError("UNAUTHORIZED");
     if (auth.actor) await countAgainstPlan(ctx, auth.actor, type, meta);
     return next({ ctx: { actor: auth.actor } });
   })
-  .use(scopeMiddleware);
+  .use(scopeMiddleware)
+  .use(viewerMiddleware)
+  .use(idempotencyMiddleware)
+  .use(auditMiddleware);
 
 /** A token or a session, before any scope is looked at. */
 const authenticatedProcedure = t.procedure.use(async ({ ctx, type, meta, next }) => {
@@ -106,13 +251,16 @@ const authenticatedProcedure = t.procedure.use(async ({ ctx, type, meta, next })
 });
 
 /** A token or a session: `ctx.actor` is non-null below this point, and a token holds the procedure's scope. */
-export const authedProcedure = authenticatedProcedure.use(scopeMiddleware);
+export const authedProcedure = authenticatedProcedure.use(scopeMiddleware).use(viewerMiddleware).use(idempotencyMiddleware).use(auditMiddleware);
 
 /** Account administration: a real sign-in, never a token (403 SESSION_REQUIRED, whatever its scopes). */
-export const sessionOnlyProcedure = authenticatedProcedure.use(({ ctx, next }) => {
-  if (ctx.actor.via !== "session") throw new AppError("SESSION_REQUIRED");
-  return next({ ctx: { actor: ctx.actor } });
-});
+export const sessionOnlyProcedure = authenticatedProcedure
+  .use(({ ctx, next }) => {
+    if (ctx.actor.via !== "session") throw new AppError("SESSION_REQUIRED");
+    return next({ ctx: { actor: ctx.actor } });
+  })
+  .use(viewerMiddleware)
+  .use(auditMiddleware);
 
 /** Reviewers of abuse reports. */
 export const adminProcedure = sessionOnlyProcedure.use(({ ctx, next }) => {

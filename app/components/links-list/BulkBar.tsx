@@ -8,6 +8,8 @@ export const BULK_OPS = {
   remove_tag: "Remove a tag",
   set_expiry: "Set an expiry",
   clear_expiry: "Remove the expiry",
+  archive: "Archive",
+  restore: "Restore from the archive",
   delete: "Delete",
 } as const;
 export type BulkOp = keyof typeof BULK_OPS;
@@ -25,6 +27,9 @@ export type BulkReview = {
   matching?: { filters: MatchingFilters; expected: number };
 };
 export type BulkActionData = { review: BulkReview } | { done: string } | { error: FormError; ids: string[] };
+
+/** The per-row archive and restore buttons' form value (the row's own form, no review step: both undo each other). */
+export const ROW_ARCHIVE_INTENT = "row_archive";
 
 /** The errors of a failed bulk action, every field included (the bulk form has no per-field slots). */
 export function BulkError({ error }: { error: FormError }) {
@@ -110,11 +115,14 @@ export function BulkBar({ id, pageIds, total, filters }: { id: string; pageIds: 
           </label>
           <select id="bulk-op" name="op" className="input" value={op} onChange={(e) => setOp(e.target.value as BulkOp | "")}>
             <option value="">Choose an action…</option>
-            {Object.entries(BULK_OPS).map(([v, t]) => (
-              <option key={v} value={v}>
-                {t}
-              </option>
-            ))}
+            {Object.entries(BULK_OPS)
+              // Archived links are listed only under the Archived filter: only there is "restore" of use, and only elsewhere "archive".
+              .filter(([v]) => v !== (filters.status === "archived" ? "archive" : "restore"))
+              .map(([v, t]) => (
+                <option key={v} value={v}>
+                  {t}
+                </option>
+              ))}
           </select>
         </div>
         {showTag ? (
@@ -159,6 +167,10 @@ const describe = (r: BulkReview, n: string) => {
       return `Make ${n} expire at ${formatDateTime(r.expires_at)}`;
     case "clear_expiry":
       return `Remove the expiry of ${n}`;
+    case "archive":
+      return `Archive ${n}: visitors get “not found” until they are restored; slugs and clicks are kept`;
+    case "restore":
+      return `Restore ${n} from the archive: they redirect again`;
     case "delete":
       return `Delete ${n}. This cannot be undone.`;
   }

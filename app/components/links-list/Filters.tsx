@@ -9,6 +9,7 @@ export const STATUS_LABELS: Record<ListStatus, string> = {
   password: "With password",
   targeting: "With targeting",
   share_card: "With share card",
+  archived: "Archived",
 };
 
 export type FilterValues = { q: string; sort: ListSort; tag: string; domain: string; status: string };

@@ -1,8 +1,7 @@
-import { Link } from "@remix-run/react";
 import type { ListedLink } from "../../../server/routers/links/list.schema";
-import { CopyButton } from "../ui";
-import { formatDate, formatDateTime, formatNumber } from "../../lib/format";
-import { relativeTime, targetingSummary } from "./format";
+import { formatNumber } from "../../lib/format";
+import { targetingSummary } from "./format";
+import { CreatedTime, displayedShortUrl, RowActions, RowSelect, StateBadges, TagLinks, type RowProps } from "./row-parts";
 import { Sparkline } from "./Sparkline";
 
 /** Serialised by the loader: the same shape as the procedure's output. */
@@ -12,36 +11,14 @@ export type Row = ListedLink;
  * One link: a card that stacks at phone width and spreads into columns from `md` up. The checkbox
  * belongs to the bulk form (`form` attribute), so the row can sit anywhere in the page.
  */
-export function LinkRow({
-  link: l,
-  now,
-  checked,
-  tagHref,
-  formId,
-}: {
-  link: Row;
-  now: number;
-  checked: boolean;
-  tagHref: (tag: string) => string;
-  formId: string;
-}) {
-  const expired = l.expires_at !== null && l.expires_at <= now;
+export function LinkRow({ link: l, now, checked, tagHref, formId, broken = false }: RowProps) {
   const targeting = targetingSummary(l.targeting);
-  const display = l.short_url.replace(/^https?:\/\//, "");
+  const display = displayedShortUrl(l);
   return (
     <li className="card !p-4" data-testid="link-row" data-id={l.id}>
       <div className="flex flex-col gap-3 md:flex-row md:items-start">
         <div className="flex min-w-0 flex-1 items-start gap-3">
-          <input
-            type="checkbox"
-            name="ids"
-            value={l.id}
-            form={formId}
-            defaultChecked={checked}
-            className="mt-1 h-4 w-4 shrink-0"
-            aria-label={`Select ${display}`}
-            data-row-select
-          />
+          <RowSelect link={l} checked={checked} formId={formId} className="mt-1 h-4 w-4 shrink-0" />
           <div className="min-w-0 flex-1">
             {l.title ? (
               <p className="mb-0.5 break-words font-semibold" data-testid="link-title">
@@ -52,15 +29,7 @@ export function LinkRow({
               <a href={l.short_url} className="break-all font-mono font-semibold">
                 {display}
               </a>
-              {expired ? (
-                <span className="badge !bg-red-100 !text-red-800 dark:!bg-red-950 dark:!text-red-200" title={`Expired ${formatDateTime(l.expires_at)}`}>
-                  expired
-                </span>
-              ) : l.expires_at ? (
-                <span className="badge" title={formatDateTime(l.expires_at)}>
-                  expires {formatDate(l.expires_at)}
-                </span>
-              ) : null}
+              <StateBadges link={l} now={now} broken={broken} upcomingExpiry />
               {l.has_password ? <span className="badge">password</span> : null}
               {targeting ? (
                 <span className="badge" title={`Targeting: ${targeting}`}>
@@ -78,21 +47,9 @@ export function LinkRow({
             </p>
             <p className="mt-2 flex flex-wrap items-center gap-x-3 gap-y-1 text-xs text-slate-600 dark:text-slate-400">
               <span>
-                Created{" "}
-                <time dateTime={new Date(l.created_at).toISOString()} title={formatDateTime(l.created_at)}>
-                  {relativeTime(l.created_at, now)}
-                </time>
+                Created <CreatedTime link={l} now={now} />
               </span>
-              {l.tags.length ? (
-                <span className="flex flex-wrap gap-1">
-                  <span className="sr-only">Tags:</span>
-                  {l.tags.map((t) => (
-                    <Link key={t} to={tagHref(t)} className="badge no-underline" aria-label={`Tag ${t}: show links with this tag`}>
-                      #{t}
-                    </Link>
-                  ))}
-                </span>
-              ) : null}
+              <TagLinks tags={l.tags} tagHref={tagHref} label />
             </p>
           </div>
         </div>
@@ -116,13 +73,7 @@ export function LinkRow({
         </div>
       </div>
       <div className="mt-3 flex flex-wrap gap-2 border-t border-slate-100 pt-3 dark:border-slate-800">
-        <CopyButton value={l.short_url} />
-        <Link to={`/analytics?link=${l.id}`} className="btn-secondary" aria-label={`Analytics of ${l.slug}`}>
-          Analytics
-        </Link>
-        <Link to={`/links/${l.id}`} className="btn-secondary" aria-label={`Edit ${l.slug}`}>
-          Edit
-        </Link>
+        <RowActions link={l} />
       </div>
     </li>
   );

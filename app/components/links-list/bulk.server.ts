@@ -1,8 +1,8 @@
 import type { AppLoadContext } from "@remix-run/node";
 import { attempt, fieldError } from "../../lib/errors.server";
 import { expiryFromLocal } from "../../lib/link-form";
-import { normalizeTag, TAG_RE } from "../../lib/tags";
-import { BULK_OPS, type BulkActionData, type BulkOp, type MatchingFilters } from "./BulkBar";
+import { normalizeTag, TAG_RE } from "../../../server/domain/tags";
+import { BULK_OPS, ROW_ARCHIVE_INTENT, type BulkActionData, type BulkOp, type MatchingFilters } from "./BulkBar";
 
 const FILTER_KEYS = ["q", "tag", "domain", "status"] as const;
 
@@ -13,6 +13,7 @@ const FILTER_KEYS = ["q", "tag", "domain", "status"] as const;
  */
 export async function bulkAction(context: AppLoadContext, request: Request): Promise<BulkActionData> {
   const form = await request.formData();
+  if (form.get("intent") === ROW_ARCHIVE_INTENT) return rowArchive(context, request, form);
   // "Select all N matching": the list's filters and the count the person saw, instead of ids.
   const matching =
     form.get("scope") === "matching"
@@ -44,11 +45,13 @@ export async function bulkAction(context: AppLoadContext, request: Request): Pro
       if (op === "add_tag") return caller.bulkTagMatching({ ...m, add: tag });
       if (op === "remove_tag") return caller.bulkTagMatching({ ...m, remove: tag });
       if (op === "set_expiry" || op === "clear_expiry") return caller.bulkExpiryMatching({ ...m, expires_at: expires });
+      if (op === "archive" || op === "restore") return caller.bulkArchiveMatching({ ...m, archived: op === "archive" });
       return caller.bulkDeleteMatching(m);
     }
     if (op === "add_tag") return caller.bulkTag({ ids, add: [tag] });
     if (op === "remove_tag") return caller.bulkTag({ ids, remove: [tag] });
     if (op === "set_expiry" || op === "clear_expiry") return caller.bulkExpiry({ ids, expires_at: expires });
+    if (op === "archive" || op === "restore") return caller.bulkArchive({ ids, archived: op === "archive" });
     return caller.bulkDelete({ ids });
   });
   if (!r.ok) return { error: r.error, ids };
@@ -58,7 +61,19 @@ export async function bulkAction(context: AppLoadContext, request: Request): Pro
     remove_tag: `Removed #${tag} from ${n}.`,
     set_expiry: `Set the expiry of ${n}.`,
     clear_expiry: `Removed the expiry of ${n}.`,
+    archive: `Archived ${n}.`,
+    restore: `Restored ${n} from the archive.`,
     delete: `Deleted ${n}.`,
   };
   return { done: done[op] };
+}
+
+/** One row's Archive or Restore button: the same single edit as the link page's "Archived" box. */
+async function rowArchive(context: AppLoadContext, request: Request, form: FormData): Promise<BulkActionData> {
+  const id = String(form.get("id") ?? "");
+  const archived = form.get("archived") === "true";
+  const r = await attempt(request, () => context.caller.link.update({ id, archived }));
+  if (!r.ok) return { error: r.error, ids: [] };
+  const name = r.value.short_url.replace(/^https?:\/\//, "");
+  return { done: archived ? `Archived ${name}. It is listed under the Archived filter.` : `Restored ${name} from the archive.` };
 }

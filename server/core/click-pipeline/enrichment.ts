@@ -36,6 +36,8 @@ function enrichWith(v: Visit, geo: GeoInfo, ts: string): ClickRecord {
     browser: agent.browser,
     referer: v.referer,
     rule: v.rule,
+    variant: v.variant ?? null,
+    trigger: v.trigger ?? "link",
   };
 }
 

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import type { Config } from "../../config";
 import type { Logger } from "../../lib/log";
+import { dropSummariesBefore } from "./summary";
 import { logSafeError } from "./types";
 
 /**
@@ -9,7 +10,8 @@ import { logSafeError } from "./types";
  * clicks never wait on DDL (an insert without its month's partition lands in `clicks_default`
  * and is moved when the partition is made), and with CLICK_RETENTION_DAYS whole months older
  * than the retention are dropped. `click_rollups` is never touched: the counts of a dropped
- * range stay, and analytics count it from there (analytics.service.ts `countClicks`).
+ * range stay, and analytics count it from there (analytics.service.ts `countClicks`). The breakdown
+ * summaries of the dropped days go with their clicks.
  */
 export const MONTHS_AHEAD = 3;
 const DAY_MS = 86_400_000;
@@ -63,6 +65,7 @@ export async function dropClicksBefore(db: Db, cutoff: number): Promise<{ droppe
     await tx.execute(sql`select pg_advisory_xact_lock(727275)`);
     for (const p of old) await tx.execute(sql.raw(`drop table if exists "${p.name}"`));
     await tx.execute(sql`delete from clicks_default where ts < ${tsKey(horizon)}`);
+    for (const q of dropSummariesBefore(horizon)) await tx.execute(sql.raw(q));
     await tx.execute(sql`
       insert into click_retention (id, dropped_before) values (true, ${horizon})
       on conflict (id) do update set dropped_before = greatest(click_retention.dropped_before, excluded.dropped_before)`);

@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { Database, Db } from "../../../db/client";
+import { withTimeout, type Database, type Db } from "../../../db/client";
 import type { Config } from "../../config";
 import type { Logger } from "../../lib/log";
 import type { Metrics } from "../../lib/metrics";
@@ -19,6 +19,13 @@ export type ClickRecorder = {
    * the end of the event-loop turn): the redirect host answers then. At once without a spool.
    */
   afterSpooled(fn: () => void): void;
+  /**
+   * The daily visitor key a visit at `timestamp` is stored with (null when its day's salt is gone):
+   * the redirect host picks a link's A/B variant from it. Cached per day, so at most one read a day.
+   */
+  visitorKey(timestamp: number, ip: string, userAgent: string): Promise<string | null>;
+  /** The same key synchronously once the day's salt is cached; undefined before (then `visitorKey`). */
+  knownVisitorKey(timestamp: number, ip: string, userAgent: string): string | undefined;
   /** Writes everything buffered; resolves when stored. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -48,11 +55,14 @@ export type RecorderOptions = {
   spool?: boolean | { fsyncMs?: number; segmentRecords?: number; segmentMs?: number; staleMs?: number };
 };
 
+/** Longest a batch's write may take on PostgreSQL before it is given up and tried again. */
+export const CLICK_WRITE_DEADLINE_MS = 10_000;
+
 /** What the recorder needs of the app (the services container provides it). */
 export type RecorderDeps = {
   config: Pick<Config, "clickBufferMax" | "dataDir" | "edgeHeaders">;
   db: Db;
-  database: Pick<Database, "copyThen">;
+  database: Pick<Database, "copyThen"> & Partial<Pick<Database, "driver">>;
   log: Logger;
   metrics: Metrics;
 };
@@ -131,6 +141,14 @@ export class BatchClickRecorder implements ClickRecorder {
   afterSpooled(fn: () => void): void {
     if (this.wal) this.wal.afterWrite(fn);
     else fn();
+  }
+
+  visitorKey(timestamp: number, ip: string, userAgent: string): Promise<string | null> {
+    return this.visitorKeys.keyFor(timestamp, ip, userAgent);
+  }
+
+  knownVisitorKey(timestamp: number, ip: string, userAgent: string): string | undefined {
+    return this.visitorKeys.knownKey(timestamp, ip, userAgent);
   }
 
   flush(): Promise<void> {
@@ -251,7 +269,18 @@ export class BatchClickRecorder implements ClickRecorder {
   private async writeBatch(batch: Pending[]): Promise<void> {
     const rows = await enrichBatch(batch, this.app.config.edgeHeaders);
     await assignVisitorKeys(this.visitorKeys, batch, rows);
-    await storeClicks(this.app, rows);
+    const stored = storeClicks(this.app, rows);
+    // A connection reset at the wrong moment can leave a postgres.js query that never settles: the
+    // writer would wait on it for ever, every later click with it, and a graceful stop would time
+    // out. Past the deadline the batch counts as failed and is written again (a batch is stored
+    // once however often it is written, storage.ts).
+    if (this.app.database.driver !== "postgres") await stored;
+    else
+      await withTimeout(stored, CLICK_WRITE_DEADLINE_MS).catch((e: unknown) => {
+        if (e instanceof Error && e.message === "database timeout")
+          this.app.log.warn({ clicks: rows.length }, "click write given up at its deadline; written again");
+        throw e;
+      });
     this.app.metrics.clicksWritten.inc(rows.length);
   }
 

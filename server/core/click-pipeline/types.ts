@@ -21,6 +21,10 @@ export type ClickRecord = Place & {
   browser: string | null;
   referer: string | null;
   rule: Rule;
+  /** A/B variant index (from 0) that chose the destination; absent or null: none. */
+  variant?: number | null;
+  /** `qr` for a visit through the link's QR code; absent: `link`. */
+  trigger?: "link" | "qr";
   /** Unique-visitor key of the click's day (see visitor-keys.ts); null when unknown. */
   visitor?: string | null;
 };
@@ -37,6 +41,10 @@ export type Visit = {
   ip: string;
   referer: string | null;
   rule: Rule;
+  /** A/B variant index (from 0) that chose the destination; absent or null: none. */
+  variant?: number | null;
+  /** `qr` for a visit through the link's QR code; absent: `link`. */
+  trigger?: "link" | "qr";
   /** The trusted edge network's viewer facts; null with EDGE_HEADERS=none. */
   edge: EdgeInfo | null;
   /** Already looked up on the request path (a geo-targeted link needed the country). */

@@ -8,10 +8,19 @@ import {
   workspaceAnalyticsOutput,
 } from "./analytics.schema";
 import { dailyVisitors, exportClicks, linkAnalytics, workspaceAnalytics } from "./analytics.service";
+import { linkBreakdown, workspaceBreakdown } from "./breakdown";
+import { breakdownOutput, linkBreakdownInput, workspaceBreakdownInput } from "./breakdown.schema";
 import { dashboard } from "./overview";
 import { dashboardInput, dashboardOutput } from "./overview.schema";
 
 const TAG = "analytics";
+const BREAKDOWN_DOC =
+  "`by` picks what a row counts: `day` or `hour` (local buckets in `tz`, every bucket of the range with zeros; `key` is the bucket's start in ms) " +
+  "or a click attribute (`link`, `country`, `region`, `city`, `device`, `os`, `browser`, `referrer_domain`, `rule`, `variant`, `trigger`; " +
+  "rows by clicks, most first, keys ascending on ties, at most `limit`; `key` null for clicks without a value). `from`/`to` are inclusive " +
+  "ms-epoch bounds (absent: from the first click, up to now). Filters: one value per attribute under its own name, as the rows give it " +
+  "(`country=DE&device=mobile`), `(none)` for clicks without one. `visitors` counts distinct daily visitor keys per UTC day, summed over the days; " +
+  "`total` covers every selected click, not only the rows shown.";
 const RANGE_DOC =
   "`from` and `to` are optional ms-epoch timestamps, both inclusive. Clicks are newest first, at most 500 per link; `count` is exact and not capped.";
 
@@ -48,6 +57,39 @@ export const analyticsRouter = router({
     .input(workspaceAnalyticsInput)
     .output(contract(workspaceAnalyticsOutput))
     .query(({ ctx, input }) => ctx.read((db) => workspaceAnalytics({ ...ctx.app, db }, ctx.actor, input.link_id, { from: input.from, to: input.to }))),
+
+  breakdown: authedProcedure
+    .meta({
+      scope: "analytics:read",
+      errors: [404], // link_id of no link of the workspace
+      openapi: {
+        method: "GET",
+        path: "/analytics/breakdown",
+        tags: [TAG],
+        summary: "Clicks of the workspace grouped by one dimension",
+        description: `Clicks and unique visitors of the workspace's short links (deleted links included, linktree-owned links excluded), or of the one link named by \`link_id\`, grouped by \`by\`. ${BREAKDOWN_DOC}`,
+        protect: true,
+      },
+    })
+    .input(workspaceBreakdownInput)
+    .output(contract(breakdownOutput))
+    .query(({ ctx, input }) => ctx.read((db) => workspaceBreakdown({ ...ctx.app, db }, ctx.actor, input))),
+
+  linkBreakdown: authedProcedure
+    .meta({
+      scope: "analytics:read",
+      openapi: {
+        method: "GET",
+        path: "/links/{id}/analytics/breakdown",
+        tags: [TAG],
+        summary: "Clicks of a link grouped by one dimension",
+        description: `Clicks and unique visitors of one link of the caller's workspace (deleted links included), grouped by \`by\`. ${BREAKDOWN_DOC}`,
+        protect: true,
+      },
+    })
+    .input(linkBreakdownInput)
+    .output(contract(breakdownOutput))
+    .query(({ ctx, input }) => ctx.read((db) => linkBreakdown({ ...ctx.app, db }, ctx.actor, input))),
 
   // Dashboard only (no REST path): unique visitors are not part of the public API's answers.
   daily: authedProcedure

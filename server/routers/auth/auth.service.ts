@@ -9,6 +9,7 @@ import type { AccountDto } from "../account";
 import { startLoginSession } from "../sessions";
 import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "./email-codes";
 import { beginPendingSignIn, endPendingSignIn, pendingSignInHash } from "./pending-sign-in";
+import { maySignIn } from "./sign-in-policy";
 
 /**
  * Mails a sign-in code, bound to the calling browser's pending sign-in (its cookie). Known and
@@ -26,6 +27,11 @@ export async function startSignIn(ctx: Context, rawEmail: string): Promise<void>
     app.log.warn("sign-in code not mailed: the e-mail address's hourly cap is reached");
     return;
   }
+  // SIGNUPS=off: an address that is neither a user nor invited gets no mail, and the same answer.
+  if (!(await maySignIn(app.db, app.config, email))) {
+    app.log.info("sign-in code not mailed: sign-ups are off and the address is neither a user nor invited");
+    return;
+  }
   const code = await createEmailCode(app.db, app.config.sessionSecret, { email, purpose: "sign_in", pendingHash });
   await app.mail.send(codeMail(email, code, "sign_in"));
 }
@@ -41,6 +47,8 @@ export async function verifySignIn(ctx: Context, rawEmail: string, code: string)
     if (!match) return null;
     const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email));
     if (existing) return existing.id;
+    // A code mailed before SIGNUPS was turned off makes no account now.
+    if (!(await maySignIn(tx, app.config, email))) return null;
     try {
       return (await tx.transaction((sp) => createUserWithWorkspace(sp, { email }))).id;
     } catch (e) {

@@ -45,6 +45,53 @@ type Link = Record<string, unknown> & { id: string; slug: string; short_url: str
 /** A link as the export can carry it: everything but the id, the times the database sets and the password itself. */
 const portable = ({ id: _id, updated_at: _u, ...rest }: Link) => rest;
 
+describe("export → import round trip of the link rules", () => {
+  it("carries forward_query, variants, language targeting and the archive, and imports them back as they were", async () => {
+    const alice = await t.user();
+    const api = t.caller(alice.auth);
+    const s = rnd();
+    const variants = [
+      { url: "https://example.com/a", weight: 60 },
+      { url: "https://example.com/b", weight: 40 },
+    ];
+    const made: Link[] = [
+      await api.link.create({ url: "https://example.com/a", slug: `ab-${s}`, variants, forward_query: true }),
+      await api.link.create({ url: "https://example.com/l", slug: `lang-${s}`, targeting: { languages: { de: "https://example.de/" } } }),
+      await api.link.create({ url: "https://example.com/old", slug: `old-${s}`, archived: true }),
+      await api.link.create({ url: "https://example.com/plain", slug: `plain-${s}` }),
+    ];
+    const csv = await exportOf(alice);
+    const rows = parse(csv, { columns: true }) as Record<string, string>[];
+    const row = (l: Link) => rows.find((r) => r.id === l.id)!;
+    expect(rows).toHaveLength(made.length);
+    expect(row(made[0])).toMatchObject({ forward_query: "true", archived: "false" });
+    expect(JSON.parse(row(made[0]).variants)).toEqual(variants);
+    expect(JSON.parse(row(made[1]).targeting)).toEqual({ languages: { de: "https://example.de/" } });
+    expect(row(made[2])).toMatchObject({ archived: "true", variants: "" });
+    expect(row(made[3])).toMatchObject({ forward_query: "false", variants: "", archived: "false" });
+
+    // A second import into the same workspace creates nothing.
+    expect((await importCsv(alice, csv)).created).toBe(0);
+
+    // Into a fresh workspace, once the originals are deleted (slugs are one namespace).
+    for (const l of made) await api.link.delete({ id: l.id });
+    const bob = await t.user();
+    const back = await importCsv(bob, csv);
+    expect(back).toMatchObject({ created: made.length, rejected: 0 });
+    const bobApi = t.caller(bob.auth);
+    const copies = [...((await bobApi.link.list({})).links as Link[]), ...((await bobApi.link.list({ status: "archived" })).links as Link[])];
+    const bySlug = (slug: string) => copies.find((c) => c.slug === slug)!;
+    const same = (l: Link) => {
+      const { id: _i, updated_at: _u, deleted_at: _d, ...rest } = l;
+      return rest;
+    };
+    for (const l of made) {
+      const { id: _i, updated_at: _u, deleted_at: _d, ...expected } = l;
+      expect(same(bySlug(l.slug))).toEqual(expected);
+    }
+  });
+});
+
 describe("export → import round trip", () => {
   it("exports every exportable member of a link of every kind, and imports back the same links, domains and short URLs", async () => {
     const alice = await t.user();

@@ -13,7 +13,9 @@ import { linkDtos, workspaceLinks, type LinkRow } from "../links";
  * moves between instances whose default domains differ). `targeting` is the Link's object as JSON.
  * `id`, `short_url`, `clicks` and `has_password` are there for people and are read past, except that
  * a visit password cannot be exported (only its hash is stored): `has_password` says which links had
- * one, and an import does not make such a link public without it.
+ * one, and an import does not make such a link public without it. `forward_query` and `archived`
+ * are `true` or `false`, `variants` the Link's array as JSON (empty: none); archived links are
+ * exported too, and stay archived when imported back.
  */
 export const EXPORT_COLUMNS = [
   "id",
@@ -32,6 +34,9 @@ export const EXPORT_COLUMNS = [
   "og_image",
   "clicks",
   "has_password",
+  "forward_query",
+  "variants",
+  "archived",
 ] as const;
 const PAGE = 1000;
 
@@ -83,6 +88,9 @@ async function* exportRows(db: DbOrTx, config: Config, workspaceId: string): Asy
         og_image: dto.og_image ?? "",
         clicks: counts.get(dto.id) ?? 0,
         has_password: dto.has_password ? "true" : "false",
+        forward_query: dto.forward_query ? "true" : "false",
+        variants: dto.variants ? JSON.stringify(dto.variants) : "",
+        archived: dto.archived ? "true" : "false",
       };
     }
     if (page.length < PAGE) return;

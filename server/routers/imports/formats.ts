@@ -1,5 +1,5 @@
 import { unguardCell } from "../../lib/csv";
-import { normalizeTags } from "../../lib/tags";
+import { normalizeTags } from "../../domain/tags";
 
 /**
  * The CSV formats an import reads: our own `generic` columns, and the exports of
@@ -30,6 +30,9 @@ export const MAPPING_FIELDS = [
   "targeting",
   "created_at",
   "has_password",
+  "forward_query",
+  "variants",
+  "archived",
 ] as const;
 export type MappingField = (typeof MAPPING_FIELDS)[number];
 /**
@@ -100,6 +103,9 @@ const PRESETS: Record<ImportFormat, Preset> = {
       targeting: ["targeting"],
       created_at: ["createdat"],
       has_password: ["haspassword"],
+      forward_query: ["forwardquery"],
+      variants: ["variants"],
+      archived: ["archived"],
     },
   },
 };
@@ -216,6 +222,17 @@ export function readRow(format: ImportFormat, mapping: Mapping, columns: Map<str
       fields.targeting = ['must be the targeting object as JSON, e.g. {"ios":"https://…","geo":{"DE":"https://…"}}'];
     }
   }
+  const variants = cell("variants");
+  if (variants) {
+    try {
+      body.variants = JSON.parse(variants);
+    } catch {
+      fields.variants = ['must be the variants as JSON, e.g. [{"url":"https://…","weight":50},{"url":"https://…","weight":50}]'];
+    }
+  }
+  // Only a yes is written: a link without them reads as before.
+  if (YES.has(cell("forward_query").toLowerCase())) body.forward_query = true;
+  if (YES.has(cell("archived").toLowerCase())) body.archived = true;
   const expires = cell("expires_at");
   if (expires) {
     const ms = parseTime(expires);

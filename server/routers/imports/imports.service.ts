@@ -16,6 +16,7 @@ import { createLinkInput, type CreateLinkInput } from "../links";
 import { checkNoLoops, PUBLIC_WORKSPACE_ID, shortUrl } from "../links";
 import { inLinkTransaction, insertImportedLinks, type LinkTx } from "../links";
 import { lockWorkspace } from "../workspaces";
+import { writeAuditEvents } from "../../trpc/audit";
 import { csvRecords, fileDelimiter, fileError, IMPORT_MAX_BYTES, inspectFile, type FileInspection } from "./csv-file";
 import { defaultMapping, detectFormat, IMPORT_FORMATS, readRow, type ImportFormat, type Mapping } from "./formats";
 import type { ImportJobDto, InspectionDto } from "./imports.schema";
@@ -389,102 +390,130 @@ type Target = { p: Placed; domainId: string | null; domainName: string | null; s
  * unique indexes decide races with concurrent writers (ON CONFLICT DO NOTHING, then a second look).
  */
 async function placeRows(lt: LinkTx, ctx: PlaceContext, rows: Placed[]): Promise<BatchOutcome> {
-  const tx = lt.db;
-  const { workspaceId } = ctx;
-  const out: BatchOutcome = { created: [], skipped: 0, rejects: [], moved: [] };
-  const now = Date.now();
-  const sameLink = (o: LinkOwner | undefined, url: string) => o !== undefined && o.workspace_id === workspaceId && o.url === url && o.kind === "link";
-  const fromRow = (p: Placed): Said => ({ slug: p.input.slug, url: cut(p.input.url, 300) });
-  const onDomain = (name: string | null) => (name ? ` on ${name}` : "");
+  const placer = new RowPlacer(lt, ctx);
+  const placed = placer.onTheirDomains(rows);
+  await placer.claimOwnSlugs(placed.filter((r) => r.p.input.slug !== undefined));
+  await placer.skipLinkedUrls(placed.filter((r) => r.p.input.slug === undefined).map((r) => ({ ...r, slug: "", generated: true })));
+  for (let round = 0; placer.pending(); round++) {
+    await placer.generateSlugs(round);
+    const lost = await placer.insert();
+    if (!lost.length) break;
+    await placer.lookAgain(lost);
+  }
+  return placer.outcome();
+}
 
-  // Each row's domain: its own (a verified domain of the workspace), else the default one.
-  const placed: { p: Placed; domainId: string | null; domainName: string | null }[] = [];
-  for (const p of rows) {
-    const name = (p.input as { domain?: string | null }).domain ?? null;
-    if (!name) placed.push({ p, domainId: null, domainName: null });
-    else if (ctx.domains.has(name)) placed.push({ p, domainId: ctx.domains.get(name)!, domainName: name });
-    else out.rejects.push(reject(p.row, "VALIDATION_FAILED", { domain: ["is not a verified domain of this workspace"] }, fromRow(p)).reject);
+/** One batch's placing: what is claimed so far, what waits for insertion or a generated slug, and the outcome. */
+class RowPlacer {
+  private readonly out: BatchOutcome = { created: [], skipped: 0, rejects: [], moved: [] };
+  private readonly now = Date.now();
+  private readonly domainIds: string[];
+  /** Places this batch took, so a later row of the batch sees them. */
+  private readonly claimed = new Map<string, LinkOwner>();
+  private existing = new Map<string, LinkOwner>();
+  private toInsert: Target[] = [];
+  private needSlug: Target[] = [];
+  /** Rows without a slug of their own, or whose slug the conflict rule replaces. */
+  private readonly noSlug: Target[] = [];
+
+  constructor(
+    private readonly lt: LinkTx,
+    private readonly ctx: PlaceContext,
+  ) {
+    this.domainIds = [...new Set([...ctx.domains.values()])];
   }
 
-  const withSlug = placed.filter((r) => r.p.input.slug !== undefined);
-  const domainIds = [...new Set([...ctx.domains.values()])];
-  const existing = await owners(tx, [...new Set(withSlug.map((r) => r.p.input.slug!))], domainIds);
-  const claimed = new Map<string, LinkOwner>();
-  const ownerOf = (key: string) => claimed.get(key) ?? existing.get(key);
-  const claim = (t: Target) =>
-    claimed.set(placeKey(t.domainId, t.slug), { slug: t.slug, url: t.p.input.url, workspace_id: workspaceId, kind: "link", domain_id: t.domainId });
-  const toInsert: Target[] = [];
-  let needSlug: Target[] = [];
-  const noSlug: Target[] = [];
-  const taken = (t: { p: Placed; domainName: string | null }, also?: string) =>
-    out.rejects.push(
-      reject(
-        t.p.row,
-        "LINK_ID_ALREADY_IN_USE" satisfies ErrorCode,
-        { slug: [`is taken by another link${onDomain(t.domainName)}${also ? ` and on ${also}` : ""}`] },
-        fromRow(t.p),
-      ).reject,
-    );
-  for (const r of withSlug) {
-    const slug = r.p.input.slug!;
-    const owner = ownerOf(placeKey(r.domainId, slug));
-    const t: Target = { ...r, slug, generated: false };
-    if (!owner) {
-      claim(t);
-      toInsert.push(t);
-    } else if (sameLink(owner, r.p.input.url)) out.skipped++;
-    else if (ctx.onConflict.kind === "generate") noSlug.push({ ...t, movedFrom: slug });
-    else if (ctx.onConflict.kind === "domain" && ctx.onConflict.id !== r.domainId) {
-      const there = { ...t, domainId: ctx.onConflict.id, domainName: ctx.onConflict.name, movedFrom: slug };
-      const other = ownerOf(placeKey(there.domainId, slug));
-      if (!other) {
-        claim(there);
-        toInsert.push(there);
-      } else if (sameLink(other, r.p.input.url)) out.skipped++;
-      else taken(r, ctx.onConflict.name);
-    } else taken(r);
+  pending(): boolean {
+    return this.toInsert.length > 0 || this.needSlug.length > 0;
   }
-  noSlug.push(...placed.filter((r) => r.p.input.slug === undefined).map((r) => ({ ...r, slug: "", generated: true })));
 
-  if (noSlug.length) {
+  outcome(): BatchOutcome {
+    this.out.rejects.sort((a, b) => a.row - b.row);
+    this.out.moved.sort((a, b) => a.row - b.row);
+    return this.out;
+  }
+
+  /** Each row's domain: its own (a verified domain of the workspace), else the default one. */
+  onTheirDomains(rows: Placed[]): { p: Placed; domainId: string | null; domainName: string | null }[] {
+    const placed: { p: Placed; domainId: string | null; domainName: string | null }[] = [];
+    for (const p of rows) {
+      const name = (p.input as { domain?: string | null }).domain ?? null;
+      if (!name) placed.push({ p, domainId: null, domainName: null });
+      else if (this.ctx.domains.has(name)) placed.push({ p, domainId: this.ctx.domains.get(name)!, domainName: name });
+      else this.out.rejects.push(reject(p.row, "VALIDATION_FAILED", { domain: ["is not a verified domain of this workspace"] }, fromRow(p)).reject);
+    }
+    return placed;
+  }
+
+  /** Rows with a slug: free places are claimed; a taken one goes by the job's conflict rule. */
+  async claimOwnSlugs(withSlug: { p: Placed; domainId: string | null; domainName: string | null }[]): Promise<void> {
+    const { onConflict } = this.ctx;
+    this.existing = await owners(this.lt.db, [...new Set(withSlug.map((r) => r.p.input.slug!))], this.domainIds);
+    for (const r of withSlug) {
+      const slug = r.p.input.slug!;
+      const owner = this.ownerOf(placeKey(r.domainId, slug));
+      const t: Target = { ...r, slug, generated: false };
+      if (!owner) this.claim(t);
+      else if (this.sameLink(owner, r.p.input.url)) this.out.skipped++;
+      else if (onConflict.kind === "generate") this.noSlug.push({ ...t, movedFrom: slug });
+      else if (onConflict.kind === "domain" && onConflict.id !== r.domainId) {
+        const there = { ...t, domainId: onConflict.id, domainName: onConflict.name, movedFrom: slug };
+        const other = this.ownerOf(placeKey(there.domainId, slug));
+        if (!other) this.claim(there);
+        else if (this.sameLink(other, r.p.input.url)) this.out.skipped++;
+        else this.taken(r, onConflict.name);
+      } else this.taken(r);
+    }
+  }
+
+  /** Rows that need a generated slug are skipped when the workspace (or the batch) already links to their URL. */
+  async skipLinkedUrls(withoutSlug: Target[]): Promise<void> {
+    const rows = [...this.noSlug, ...withoutSlug];
+    if (!rows.length) return;
     const linked = new Set(
       rowsOf<{ url: string }>(
-        await tx.execute(sql`
+        await this.lt.db.execute(sql`
           select distinct url from links
-          where url = any(array(select json_array_elements_text(${json([...new Set(noSlug.map((r) => r.p.input.url))])}::json)))
-            and workspace_id = ${workspaceId} and kind = 'link' and deleted_at is null`),
+          where url = any(array(select json_array_elements_text(${json([...new Set(rows.map((r) => r.p.input.url))])}::json)))
+            and workspace_id = ${this.ctx.workspaceId} and kind = 'link' and deleted_at is null`),
       ).map((r) => r.url),
     );
-    for (const o of claimed.values()) linked.add(o.url);
-    for (const t of noSlug) {
-      if (linked.has(t.p.input.url)) out.skipped++;
+    for (const o of this.claimed.values()) linked.add(o.url);
+    for (const t of rows) {
+      if (linked.has(t.p.input.url)) this.out.skipped++;
       else {
         linked.add(t.p.input.url);
-        needSlug.push(t);
+        this.needSlug.push(t);
       }
     }
   }
 
-  for (let round = 0; toInsert.length || needSlug.length; round++) {
-    if (needSlug.length) {
-      const onDefault = needSlug.filter((t) => t.domainId === null);
-      const slugs = round < 8 ? await pickFreeSlugs(tx, onDefault.length) : [];
-      onDefault.forEach((t, i) => {
-        if (slugs[i]) toInsert.push({ ...t, slug: slugs[i], generated: true });
-        else out.rejects.push(reject(t.p.row, "SLUGS_EXHAUSTED" satisfies ErrorCode, { slug: ["no generated slug is free"] }, fromRow(t.p)).reject);
-      });
-      for (const t of needSlug.filter((x) => x.domainId !== null)) {
-        const slug = round < 8 ? await pickFreeDomainSlug(tx, t.domainId!).catch(() => "") : "";
-        if (slug) toInsert.push({ ...t, slug, generated: true });
-        else
-          out.rejects.push(
-            reject(t.p.row, "SLUGS_EXHAUSTED" satisfies ErrorCode, { slug: [`no generated slug is free${onDomain(t.domainName)}`] }, fromRow(t.p)).reject,
-          );
-      }
-      needSlug = [];
+  /** Free slugs for the rows waiting for one; after 8 rounds of losing races, the rest are refused. */
+  async generateSlugs(round: number): Promise<void> {
+    if (!this.needSlug.length) return;
+    const tx = this.lt.db;
+    const onDefault = this.needSlug.filter((t) => t.domainId === null);
+    const slugs = round < 8 ? await pickFreeSlugs(tx, onDefault.length) : [];
+    onDefault.forEach((t, i) => {
+      if (slugs[i]) this.toInsert.push({ ...t, slug: slugs[i], generated: true });
+      else this.out.rejects.push(reject(t.p.row, "SLUGS_EXHAUSTED" satisfies ErrorCode, { slug: ["no generated slug is free"] }, fromRow(t.p)).reject);
+    });
+    for (const t of this.needSlug.filter((x) => x.domainId !== null)) {
+      const slug = round < 8 ? await pickFreeDomainSlug(tx, t.domainId!).catch(() => "") : "";
+      if (slug) this.toInsert.push({ ...t, slug, generated: true });
+      else
+        this.out.rejects.push(
+          reject(t.p.row, "SLUGS_EXHAUSTED" satisfies ErrorCode, { slug: [`no generated slug is free${onDomain(t.domainName)}`] }, fromRow(t.p)).reject,
+        );
     }
-    if (!toInsert.length) break;
-    const values = toInsert.map(({ p, slug, domainId }) => ({
+    this.needSlug = [];
+  }
+
+  /** Inserts what waits; answers the rows whose place another writer took meanwhile. */
+  async insert(): Promise<Target[]> {
+    if (!this.toInsert.length) return [];
+    const { now, ctx } = this;
+    const values = this.toInsert.map(({ p, slug, domainId }) => ({
       id: newLinkId(),
       slug,
       domain_id: domainId,
@@ -497,36 +526,74 @@ async function placeRows(lt: LinkTx, ctx: PlaceContext, rows: Placed[]): Promise
       og_title: p.input.og_title || null,
       og_description: p.input.og_description || null,
       og_image: p.input.og_image ?? null,
+      forward_query: p.input.forward_query ?? false,
+      variants: p.input.variants ?? null,
+      archived_at: p.input.archived ? now : null,
       created_at: p.createdAt ?? now,
       updated_at: Math.max(now, p.createdAt ?? now),
     }));
-    const inserted = await insertImportedLinks(lt, workspaceId, values);
+    const inserted = await insertImportedLinks(this.lt, ctx.workspaceId, values);
     const lost: Target[] = [];
-    toInsert.forEach((t, i) => {
+    this.toInsert.forEach((t, i) => {
       if (!inserted.has(values[i].id)) return void lost.push(t);
-      out.created.push(linkCacheKey(t.domainId, t.slug));
-      if (t.movedFrom !== undefined) out.moved.push({ row: t.p.row, slug: t.movedFrom, url: t.p.input.url, short_url: ctx.shortUrl(t.domainName, t.slug) });
+      this.out.created.push(linkCacheKey(t.domainId, t.slug));
+      if (t.movedFrom !== undefined)
+        this.out.moved.push({ row: t.p.row, slug: t.movedFrom, url: t.p.input.url, short_url: ctx.shortUrl(t.domainName, t.slug) });
     });
-    toInsert.length = 0;
-    if (!lost.length) break;
-    // Taken meanwhile by another writer (or, once in a blue moon, an id drawn twice): look again.
-    const now2 = await owners(
-      tx,
+    this.toInsert = [];
+    return lost;
+  }
+
+  /** Places taken meanwhile by another writer (or, once in a blue moon, an id drawn twice): look again. */
+  async lookAgain(lost: Target[]): Promise<void> {
+    const now = await owners(
+      this.lt.db,
       lost.filter((x) => !x.generated).map((x) => x.slug),
-      domainIds,
+      this.domainIds,
     );
     for (const x of lost) {
-      const owner = now2.get(placeKey(x.domainId, x.slug));
-      if (x.generated) needSlug.push(x);
-      else if (!owner) toInsert.push(x);
-      else if (sameLink(owner, x.p.input.url)) out.skipped++;
-      else taken(x);
+      const owner = now.get(placeKey(x.domainId, x.slug));
+      if (x.generated) this.needSlug.push(x);
+      else if (!owner) this.toInsert.push(x);
+      else if (this.sameLink(owner, x.p.input.url)) this.out.skipped++;
+      else this.taken(x);
     }
   }
-  out.rejects.sort((a, b) => a.row - b.row);
-  out.moved.sort((a, b) => a.row - b.row);
-  return out;
+
+  private sameLink(o: LinkOwner | undefined, url: string): boolean {
+    return o !== undefined && o.workspace_id === this.ctx.workspaceId && o.url === url && o.kind === "link";
+  }
+
+  private ownerOf(key: string): LinkOwner | undefined {
+    return this.claimed.get(key) ?? this.existing.get(key);
+  }
+
+  /** Takes the place for this batch and queues the row for insertion. */
+  private claim(t: Target): void {
+    this.claimed.set(placeKey(t.domainId, t.slug), {
+      slug: t.slug,
+      url: t.p.input.url,
+      workspace_id: this.ctx.workspaceId,
+      kind: "link",
+      domain_id: t.domainId,
+    });
+    this.toInsert.push(t);
+  }
+
+  private taken(t: { p: Placed; domainName: string | null }, also?: string): void {
+    this.out.rejects.push(
+      reject(
+        t.p.row,
+        "LINK_ID_ALREADY_IN_USE" satisfies ErrorCode,
+        { slug: [`is taken by another link${onDomain(t.domainName)}${also ? ` and on ${also}` : ""}`] },
+        fromRow(t.p),
+      ).reject,
+    );
+  }
 }
+
+const fromRow = (p: Placed): Said => ({ slug: p.input.slug, url: cut(p.input.url, 300) });
+const onDomain = (name: string | null) => (name ? ` on ${name}` : "");
 
 // ---- running a job -----------------------------------------------------------------------------
 
@@ -626,11 +693,25 @@ async function commitBatch(deps: ImportDeps, job: JobRow, ctx: PlaceContext, own
 
 async function endJob(deps: ImportDeps, job: JobRow, owner: string, set: Partial<JobRow>): Promise<boolean> {
   const now = Date.now();
-  const [row] = await deps.db
-    .update(importJobs)
-    .set({ ...set, leaseOwner: null, leaseUntil: null, finishedAt: now, updatedAt: now })
-    .where(and(eq(importJobs.id, job.id), eq(importJobs.leaseOwner, owner)))
-    .returning({ id: importJobs.id });
+  // The audit log has one event per import, with its counts, written with the job's end: both or neither.
+  const row = await deps.db.transaction(async (tx) => {
+    const [ended] = await tx
+      .update(importJobs)
+      .set({ ...set, leaseOwner: null, leaseUntil: null, finishedAt: now, updatedAt: now })
+      .where(and(eq(importJobs.id, job.id), eq(importJobs.leaseOwner, owner)))
+      .returning({ id: importJobs.id, created: importJobs.created, skipped: importJobs.skipped, rejected: importJobs.rejected });
+    if (ended)
+      await writeAuditEvents(tx, { userId: job.userId }, [
+        {
+          workspaceId: job.workspaceId,
+          action: "link.imported",
+          targetType: "import",
+          targetId: job.id,
+          changes: { created: ended.created, skipped: ended.skipped, rejected: ended.rejected },
+        },
+      ]);
+    return ended;
+  });
   if (row) await unlink(path.join(deps.config.dataDir, job.sourcePath)).catch(() => {});
   return Boolean(row);
 }

@@ -354,11 +354,11 @@ describe("export", () => {
     const csv = await readAll(exportLinksCsv(t.app.db, t.app.config, user.workspaceId));
     const [head, line] = csv.split("\r\n");
     expect(head).toBe(
-      "id,slug,domain,short_url,url,title,tags,created_at,expires_at,expiration_url,targeting,og_title,og_description,og_image,clicks,has_password",
+      "id,slug,domain,short_url,url,title,tags,created_at,expires_at,expiration_url,targeting,og_title,og_description,og_image,clicks,has_password,forward_query,variants,archived",
     );
     expect(line).toMatch(
       new RegExp(
-        `^[0-9a-z]{8},e1-${s},,http://go.test/e1-${s},https://example.com/e1,,a\\|b,2022-01-01T00:00:00.000Z,2099-01-01T00:00:00.000Z,,,'=SUM\\(1\\),,,0,false$`,
+        `^[0-9a-z]{8},e1-${s},,http://go.test/e1-${s},https://example.com/e1,,a\\|b,2022-01-01T00:00:00.000Z,2099-01-01T00:00:00.000Z,,,'=SUM\\(1\\),,,0,false,false,,false$`,
       ),
     );
   });

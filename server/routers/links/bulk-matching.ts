@@ -6,7 +6,7 @@ import { AppError, validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { expiresAtSchema, MAX_TAGS, TAG_RE } from "./links.schema";
-import { expirySet } from "./links.service";
+import { bulkLinkEvents, expirySet } from "./links.service";
 import { inLinkTransaction, updateLinks, type LinkRow, type LinkTx } from "./link-store";
 import { filterConditions } from "./list";
 import { listInput } from "./list.schema";
@@ -41,6 +41,7 @@ export const bulkTagMatchingInput = z
   });
 export const bulkExpiryMatchingInput = z.object({ filters: matchingFilters, expected, expires_at: expiresAtSchema.nullable() }).strict();
 export const bulkDeleteMatchingInput = z.object({ filters: matchingFilters, expected }).strict();
+export const bulkArchiveMatchingInput = z.object({ filters: matchingFilters, expected, archived: z.boolean() }).strict();
 
 /**
  * Locks the workspace's links the filters match, in id order. The count must be the one the
@@ -70,7 +71,16 @@ async function lockMatching(tx: DbOrTx, app: AppServices, actor: Actor, filters:
 
 /** Runs the write in one transaction; the store drops the changed links from the redirect cache once it commits. */
 async function matchingWrite(app: AppServices, write: (lt: LinkTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
-  return { updated: (await inLinkTransaction(app, write)).length };
+  return {
+    updated: (
+      await inLinkTransaction(app, async (lt) => {
+        const rows = await write(lt);
+        // The changed links' webhook events, in the change's transaction.
+        await bulkLinkEvents(lt.db, app.config, rows);
+        return rows;
+      })
+    ).length,
+  };
 }
 
 /** Adds or removes one tag on every matching link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
@@ -113,6 +123,19 @@ export async function bulkDeleteMatching(app: AppServices, actor: Actor, input: 
     if (rows.some((r) => r.kind !== "link")) throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
     await updateLinks(lt, rows, { deletedAt: now }, now);
     return rows;
+  });
+}
+
+/**
+ * Archives (or puts back) every matching link. Only links whose state changes are written and
+ * counted; one already archived keeps its first archive time.
+ */
+export async function bulkArchiveMatching(app: AppServices, actor: Actor, input: z.output<typeof bulkArchiveMatchingInput>, now = Date.now()) {
+  return matchingWrite(app, async (lt) => {
+    const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
+    const changed = rows.filter((r) => (r.archivedAt !== null) !== input.archived);
+    await updateLinks(lt, changed, { archivedAt: input.archived ? now : null }, now);
+    return changed;
   });
 }
 

@@ -108,6 +108,7 @@ describe("POST /links/bulk", () => {
     expect([items.minItems, items.maxItems]).toEqual([1, 100]);
     const single = doc.paths["/links"].post.requestBody.content["application/json"].schema;
     expect(items.items).toEqual(single);
-    expect(op.responses["200"].content["application/json"].schema.properties.errors.items.required).toEqual(["index", "error"]);
+    expect(op.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/BulkResult" });
+    expect(doc.components.schemas.BulkResult.properties.errors.items.required).toEqual(["index", "error"]);
   });
 });

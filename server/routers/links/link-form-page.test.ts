@@ -45,4 +45,42 @@ describe.skipIf(!existsSync("build/index.js"))("link form (Remix, no JavaScript)
     expect(res.text).toContain("&quot;very-long-tag-very-long-tag-very-long-tag&quot; is not a tag");
     expect(res.text).not.toMatch(/>0: /);
   });
+
+  it("saves query forwarding, A/B variants and languages from the form, and archives from the edit page", async () => {
+    const body = new URLSearchParams({ intent: "save", url: "example.com/a", forward_query: "on", lang_code: "DE", lang_url: "example.de/" });
+    body.append("variant_url", "example.com/a");
+    body.append("variant_weight", "60");
+    body.append("variant_url", "example.com/b");
+    body.append("variant_weight", "40");
+    const res = await http(`${t.appUrl}/links/new`, {
+      method: "POST",
+      headers: { ...cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: body.toString(),
+    });
+    expect(res.status).toBe(302);
+    const id = /\/links\/([0-9a-z]{8})/.exec(res.headers.get("location") ?? "")![1];
+    const link = await t.caller(u.auth).link.get({ id });
+    expect(link).toMatchObject({
+      forward_query: true,
+      targeting: { languages: { de: "https://example.de/" } },
+      variants: [
+        { url: "https://example.com/a", weight: 60 },
+        { url: "https://example.com/b", weight: 40 },
+      ],
+    });
+    const page = await http(`${t.appUrl}/links/${id}`, { headers: { cookie: cookie.cookie } });
+    expect(page.text).toContain('name="archived"');
+    expect(page.text).toMatch(/<label[^>]*for="f-archived"[^>]*>Archived<\/label>/);
+    // The edit form sends every control: the variants and languages as shown, the archive box ticked.
+    const edit = new URLSearchParams({ intent: "save", url: "https://example.com/a", slug: link.slug, archived: "on", forward_query: "on" });
+    const saved = await http(`${t.appUrl}/links/${id}`, {
+      method: "POST",
+      headers: { ...cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: edit.toString(),
+    });
+    expect(saved.status).toBe(200);
+    const after = await t.caller(u.auth).link.get({ id });
+    expect(after).toMatchObject({ archived: true, forward_query: true, targeting: null });
+    expect(after).not.toHaveProperty("variants");
+  });
 });

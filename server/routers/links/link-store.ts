@@ -60,7 +60,21 @@ async function withSlug<T>(db: DbOrTx, slug: string, code: SlugConflictCode, wri
 export const nextUpdatedAt = (previous: number, now = Date.now()) => Math.max(now, previous + 1);
 
 export type NewLink = { workspaceId: string; url: string; kind?: LinkRow["kind"]; slug?: string; domainId?: string | null } & Partial<
-  Pick<LinkRow, "title" | "tags" | "expiresAt" | "expirationUrl" | "targeting" | "passwordHash" | "ogTitle" | "ogDescription" | "ogImage">
+  Pick<
+    LinkRow,
+    | "title"
+    | "tags"
+    | "expiresAt"
+    | "expirationUrl"
+    | "targeting"
+    | "passwordHash"
+    | "ogTitle"
+    | "ogDescription"
+    | "ogImage"
+    | "forwardQuery"
+    | "variants"
+    | "archivedAt"
+  >
 >;
 
 /**
@@ -162,6 +176,10 @@ export type ImportedLink = {
   og_title: string | null;
   og_description: string | null;
   og_image: string | null;
+  /** Absent: false, none and not archived. */
+  forward_query?: boolean;
+  variants?: unknown;
+  archived_at?: number | null;
   created_at: number;
   updated_at: number;
 };
@@ -177,11 +195,13 @@ export async function insertImportedLinks(lt: LinkTx, workspaceId: string, value
   const inserted = new Set(
     rowsOf<{ id: string }>(
       await lt.db.execute(sql`
-        insert into links (id, workspace_id, slug, domain_id, url, kind, title, tags, expires_at, expiration_url, targeting, og_title, og_description, og_image, created_at, updated_at)
-        select r.id, ${workspaceId}, r.slug, r.domain_id, r.url, 'link', r.title, r.tags, r.expires_at, r.expiration_url, r.targeting, r.og_title, r.og_description, r.og_image, r.created_at, r.updated_at
+        insert into links (id, workspace_id, slug, domain_id, url, kind, title, tags, expires_at, expiration_url, targeting, og_title, og_description, og_image,
+          forward_query, variants, archived_at, created_at, updated_at)
+        select r.id, ${workspaceId}, r.slug, r.domain_id, r.url, 'link', r.title, r.tags, r.expires_at, r.expiration_url, r.targeting, r.og_title, r.og_description, r.og_image,
+          coalesce(r.forward_query, false), r.variants, r.archived_at, r.created_at, r.updated_at
         from json_to_recordset(${JSON.stringify(values)}::json) as r(
           id text, slug text, domain_id text, url text, title text, tags text[], expires_at bigint, expiration_url text, targeting jsonb, og_title text, og_description text,
-          og_image text, created_at bigint, updated_at bigint)
+          og_image text, forward_query boolean, variants jsonb, archived_at bigint, created_at bigint, updated_at bigint)
         on conflict do nothing
         returning id`),
     ).map((r) => r.id),

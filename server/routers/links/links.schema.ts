@@ -1,14 +1,17 @@
 import { z } from "zod";
-import { COUNTRY_CODES } from "../../lib/countries";
+import { COUNTRY_CODES } from "../../domain/countries";
 import { LINK_ID_RE } from "../../lib/ids";
-import { atLeastOne, body, text, type BodyRule } from "../../lib/input";
-import { tagProblem, TAG_RE, TAG_RULE } from "../../lib/tags";
-import { httpUrl } from "../../lib/urls";
+import { atLeastOne, body, isObject, text, type BodyRule } from "../../lib/input";
+import { tagProblem, TAG_RE, TAG_RULE } from "../../domain/tags";
+import { httpUrl, normalizeUrl } from "../../lib/urls";
 
 export const SLUG_RE = /^[0-9a-z-]{1,50}$/;
 export { TAG_RE };
 export const MAX_TAGS = 10;
 export const MAX_GEO_RULES = 50;
+export const MAX_LANGUAGE_RULES = 20;
+export const MIN_VARIANTS = 2;
+export const MAX_VARIANTS = 5;
 
 // trpc-openapi 1.2 turns on coercion of top-level number/boolean members on the first REST call
 // (docs/decisions/001-trpc-openapi-behind-one-adapter.md). A preprocess step hides them from it, so `"123"` or `true` stay type errors.
@@ -45,15 +48,35 @@ export const expiresAtSchema = strictNumber(
 );
 
 const countryKey = (k: string) => k.toUpperCase();
+const languageKey = (k: string) => k.toLowerCase();
+/** A primary language subtag (ISO 639: 2 or 3 letters), compared in lower case. */
+const LANGUAGE_RE = /^[a-z]{2,3}$/;
 
 export const targetingSchema = z
   .object({
     geo: z.record(text(), httpUrl).optional(),
     ios: httpUrl.optional(),
     android: httpUrl.optional(),
+    languages: z
+      .record(text(), httpUrl)
+      .describe(
+        `Primary language subtag (\`de\`, \`pt\`; lower-cased on write) to destination, matched against the visitor's Accept-Language in its order of preference. At most ${MAX_LANGUAGE_RULES}.`,
+      )
+      .optional(),
   })
   .strict()
   .superRefine((t, ctx) => {
+    const langs = Object.keys(t.languages ?? {});
+    if (langs.length > MAX_LANGUAGE_RULES) {
+      ctx.addIssue({ code: "custom", path: ["languages"], message: `at most ${MAX_LANGUAGE_RULES} languages`, params: { code: "TOO_MANY_RULES" } });
+    }
+    const seenLangs = new Set<string>();
+    for (const k of langs) {
+      if (!LANGUAGE_RE.test(languageKey(k)))
+        ctx.addIssue({ code: "custom", path: ["languages", k], message: "not a primary language subtag (2 or 3 letters, such as de or pt)" });
+      else if (seenLangs.has(languageKey(k))) ctx.addIssue({ code: "custom", path: ["languages", k], message: "language given twice" });
+      seenLangs.add(languageKey(k));
+    }
     const keys = Object.keys(t.geo ?? {});
     if (keys.length > MAX_GEO_RULES) {
       ctx.addIssue({ code: "custom", path: ["geo"], message: `at most ${MAX_GEO_RULES} countries`, params: { code: "TOO_MANY_RULES" } });
@@ -67,10 +90,12 @@ export const targetingSchema = z
   })
   .transform((t) => {
     const geo = Object.fromEntries(Object.entries(t.geo ?? {}).map(([k, v]) => [countryKey(k), v]));
-    const out: { geo?: Record<string, string>; ios?: string; android?: string } = {};
+    const languages = Object.fromEntries(Object.entries(t.languages ?? {}).map(([k, v]) => [languageKey(k), v]));
+    const out: { geo?: Record<string, string>; ios?: string; android?: string; languages?: Record<string, string> } = {};
     if (Object.keys(geo).length) out.geo = geo;
     if (t.ios) out.ios = t.ios;
     if (t.android) out.android = t.android;
+    if (Object.keys(languages).length) out.languages = languages;
     // All members absent or empty: stored as null, never as {}.
     return Object.keys(out).length ? out : null;
   });
@@ -85,6 +110,27 @@ export const MAX_TITLE = 200;
 /** A label for people in the dashboard's list, search and exports; share cards use `og_title`, never this. */
 const TITLE_DOC = "A label for people: the dashboard's list, search and exports. Never used for share cards (og_title is).";
 export const titleSchema = text().max(MAX_TITLE, `at most ${MAX_TITLE} characters`).describe(TITLE_DOC);
+
+export const FORWARD_QUERY_DOC =
+  "When true, the visitor's query string is added to the chosen destination; a name the destination already has keeps its value, and `qr` is never passed on.";
+export const forwardQuerySchema = strictNumber(z.boolean()).describe(FORWARD_QUERY_DOC);
+
+const VARIANTS_DOC =
+  `A/B test: ${MIN_VARIANTS}-${MAX_VARIANTS} destinations with integer weights (1-100, summing to 100) for visits no targeting rule catches; ` +
+  "a visitor keeps the same variant for the day. `url` must be one of them. null removes them.";
+export const variantsSchema = z
+  .array(z.object({ url: httpUrl, weight: strictNumber(z.number().int().min(1, "must be 1-100").max(100, "must be 1-100")) }).strict())
+  .min(MIN_VARIANTS, `${MIN_VARIANTS} to ${MAX_VARIANTS} variants`)
+  .max(MAX_VARIANTS, `${MIN_VARIANTS} to ${MAX_VARIANTS} variants`)
+  .superRefine((vs, ctx) => {
+    const sum = vs.reduce((n, v) => n + v.weight, 0);
+    if (sum !== 100) ctx.addIssue({ code: "custom", message: `weights must sum to 100 (they sum to ${sum})` });
+  })
+  .describe(VARIANTS_DOC);
+
+export const ARCHIVED_DOC =
+  "true takes the link out of service without deleting it: its slug stays taken and visits answer as for an unknown slug; false puts it back.";
+export const archivedSchema = strictNumber(z.boolean()).describe(ARCHIVED_DOC);
 
 // In the documented field order, which decides the first failing field (lib/input `body`).
 const linkFields = {
@@ -101,6 +147,30 @@ const linkFields = {
   // Our own additions to the documented Link: after its members, so their codes still decide `error`.
   domain: linkDomainSchema,
   title: titleSchema.nullable(),
+  forward_query: forwardQuerySchema,
+  variants: variantsSchema.nullable(),
+  archived: archivedSchema,
+};
+
+export const VARIANT_URL_MESSAGE = "url must be one of the variants' URLs";
+
+/** Two URLs as stored (both normalised as `httpUrl` does). */
+export const sameUrl = (a: string, b: string) => {
+  try {
+    return normalizeUrl(a) === normalizeUrl(b);
+  } catch {
+    return a === b;
+  }
+};
+
+/**
+ * `url` must be one of the variants' URLs when both are in the body (a PATCH sending one of them is
+ * checked against the stored other by the service).
+ */
+const urlAmongVariants: BodyRule = (b, fail) => {
+  if (typeof b.url !== "string" || !Array.isArray(b.variants)) return;
+  const urls = b.variants.flatMap((v) => (isObject(v) && typeof v.url === "string" ? [v.url] : []));
+  if (urls.length === b.variants.length && !urls.some((u) => sameUrl(u, b.url as string))) fail("variants", VARIANT_URL_MESSAGE);
 };
 
 /**
@@ -130,8 +200,12 @@ export const createLinkInput = body(
     og_image: linkFields.og_image.optional(),
     domain: linkFields.domain.optional(),
     title: linkFields.title.optional(),
+    forward_query: linkFields.forward_query.optional(),
+    variants: linkFields.variants.optional(),
+    archived: linkFields.archived.optional(),
   },
   expiryRequired(true),
+  urlAmongVariants,
 );
 export type CreateLinkInput = z.output<typeof createLinkInput>;
 
@@ -150,16 +224,25 @@ export const updateLinkInput = body(
     og_image: linkFields.og_image.optional(),
     domain: linkFields.domain.optional(),
     title: linkFields.title.optional(),
+    forward_query: linkFields.forward_query.optional(),
+    variants: linkFields.variants.optional(),
+    archived: linkFields.archived.optional(),
   },
   atLeastOne("id"),
   expiryRequired(false),
+  urlAmongVariants,
 );
 export type UpdateLinkInput = z.output<typeof updateLinkInput>;
 
 export const linkIdInput = z.object({ id: linkIdSchema });
 
 export const targetingOutput = z
-  .object({ geo: z.record(z.string(), z.string()).optional(), ios: z.string().optional(), android: z.string().optional() })
+  .object({
+    geo: z.record(z.string(), z.string()).optional(),
+    ios: z.string().optional(),
+    android: z.string().optional(),
+    languages: z.record(z.string(), z.string()).optional(),
+  })
   .nullable();
 
 export const linkOutput = z.object({
@@ -181,5 +264,11 @@ export const linkOutput = z.object({
   deleted_at: z.number().int().nullable(),
   /** Only when set: a link made without it reads exactly as before the member existed. */
   title: z.string().describe(`${TITLE_DOC} Present only when set.`).optional(),
+  forward_query: z.literal(true).describe(`${FORWARD_QUERY_DOC} Present only when true.`).optional(),
+  variants: z
+    .array(z.object({ url: z.string().url(), weight: z.number().int() }))
+    .describe(`${VARIANTS_DOC} Present only when set.`)
+    .optional(),
+  archived: z.literal(true).describe(`${ARCHIVED_DOC} Present only when true.`).optional(),
 });
 export type LinkDto = z.infer<typeof linkOutput>;

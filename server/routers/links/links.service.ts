@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links } from "../../../db/schema";
 import { base, type Config } from "../../config";
@@ -8,12 +8,13 @@ import { consume } from "../../lib/rate-limit";
 import { isOnHost } from "../../lib/urls";
 import { isObject, type FieldIssue } from "../../lib/input";
 import type { AppServices } from "../../core/services";
+import { anyWebhookFor, enqueueWebhookEvent, enqueueWebhookEvents } from "../../core/webhook-outbox";
 import { domainNames, usableDomain } from "../domains";
 import { lockWorkspaceOrNotFound } from "../workspaces";
 import type { Actor, Context } from "../../trpc/context";
 import { inLinkTransaction, linkTx, type LinkRow, type NewLink } from "./link-store";
 import * as store from "./link-store";
-import type { CreateLinkInput, LinkDto, UpdateLinkInput } from "./links.schema";
+import { sameUrl, VARIANT_URL_MESSAGE, type CreateLinkInput, type LinkDto, type UpdateLinkInput } from "./links.schema";
 
 export const PUBLIC_WORKSPACE_ID = "public";
 
@@ -44,8 +45,11 @@ export function toLinkDto(row: LinkRow, config: Config, domainName?: string | nu
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     deleted_at: row.deletedAt,
-    // Absent rather than null when unset, so links without one read as they always did.
+    // Absent rather than null (or false) when unset, so links without them read as they always did.
     ...(row.title !== null ? { title: row.title } : {}),
+    ...(row.forwardQuery ? { forward_query: true as const } : {}),
+    ...(row.variants ? { variants: row.variants.map((v) => ({ url: v.url, weight: v.weight })) } : {}),
+    ...(row.archivedAt !== null ? { archived: true as const } : {}),
   };
 }
 
@@ -72,7 +76,9 @@ export function loopIssues(config: Config, input: Record<string, unknown>, domai
     check("targeting", t.ios, "targeting.ios");
     check("targeting", t.android, "targeting.android");
     if (isObject(t.geo)) for (const [k, v] of Object.entries(t.geo)) check("targeting", v, `targeting.geo.${k}`);
+    if (isObject(t.languages)) for (const [k, v] of Object.entries(t.languages)) check("targeting", v, `targeting.languages.${k}`);
   }
+  if (Array.isArray(input.variants)) input.variants.forEach((v, i) => isObject(v) && check("variants", v.url, `variants.${i}.url`));
   return issues;
 }
 
@@ -112,14 +118,23 @@ export async function createLink(ctx: Context, actor: Actor | null, input: Creat
     ogDescription: input.og_description || null,
     ogImage: input.og_image ?? null,
     title: input.title || null,
+    forwardQuery: input.forward_query ?? false,
+    variants: input.variants ?? null,
+    archivedAt: input.archived ? Date.now() : null,
   };
   // On a branded domain: checked and share-locked in the same transaction as the insert, so the
   // domain cannot be removed under the new link (DELETE /domains takes the row's update lock).
   const domainName = input.domain ?? null;
   const row = await inLinkTransaction(app, async (lt) => {
-    if (domainName === null) return store.insertLink(lt, values);
-    await lockWorkspaceOrNotFound(lt.db, workspaceId); // before the domain's lock, in the order a workspace deletion takes them
-    return store.insertLink(lt, { ...values, domainId: (await usableDomain(lt.db, workspaceId, domainName)).id });
+    let created: LinkRow;
+    if (domainName === null) created = await store.insertLink(lt, values);
+    else {
+      await lockWorkspaceOrNotFound(lt.db, workspaceId); // before the domain's lock, in the order a workspace deletion takes them
+      created = await store.insertLink(lt, { ...values, domainId: (await usableDomain(lt.db, workspaceId, domainName)).id });
+    }
+    // Webhook events are written in the change's transaction: one exists exactly when its change does.
+    await enqueueWebhookEvent(lt.db, workspaceId, "link.created", toLinkDto(created, app.config, domainName));
+    return created;
   });
   return toLinkDto(row, app.config, domainName);
 }
@@ -165,14 +180,48 @@ export async function updateLink(app: AppServices, actor: Actor, input: UpdateLi
     if (patch.og_description !== undefined) set.ogDescription = patch.og_description || null;
     if (patch.og_image !== undefined) set.ogImage = patch.og_image;
     if (patch.title !== undefined) set.title = patch.title || null;
+    if (patch.forward_query !== undefined) set.forwardQuery = patch.forward_query;
+    if (patch.variants !== undefined) set.variants = patch.variants;
+    // Archiving again keeps the first archive time.
+    if (patch.archived !== undefined) set.archivedAt = patch.archived ? (current.archivedAt ?? Date.now()) : null;
+    // The destination stays one of the variants, whichever of the two this PATCH changes.
+    const variants = set.variants !== undefined ? set.variants : current.variants;
+    if (variants && !variants.some((v) => sameUrl(v.url, set.url ?? current.url))) {
+      throw validation({ [patch.variants !== undefined ? "variants" : "url"]: [VARIANT_URL_MESSAGE] });
+    }
     // Another domain (null: the default one) moves the link, slug and all, into that namespace.
     if (domain !== undefined) set.domainId = domain === null ? null : (await usableDomain(tx, current.workspaceId, domain)).id;
-    return store.updateLink(lt, current, set);
+    const updated = await store.updateLink(lt, current, set);
+    await enqueueWebhookEvent(tx, current.workspaceId, "link.updated", (await linkDtos(tx, app.config, [updated]))[0]);
+    return updated;
   });
   return (await linkDtos(app.db, app.config, [after]))[0];
 }
 
+/**
+ * The webhook events of a bulk change, in its transaction: `link.deleted` for the links it deleted,
+ * `link.updated` for the others, each with the Link as it now is. Nothing is built when the
+ * workspace has no endpoint for them.
+ */
+export async function bulkLinkEvents(db: DbOrTx, config: Config, changed: Pick<LinkRow, "id" | "workspaceId">[]): Promise<void> {
+  if (!changed.length || !(await anyWebhookFor(db, changed[0].workspaceId, ["link.updated", "link.deleted"]))) return;
+  const rows = await db
+    .select()
+    .from(links)
+    .where(inArray(links.id, [...new Set(changed.map((r) => r.id))]));
+  const dtos = await linkDtos(db, config, rows);
+  await enqueueWebhookEvents(
+    db,
+    changed[0].workspaceId,
+    dtos.map((data) => ({ type: data.deleted_at === null ? "link.updated" : "link.deleted", data })),
+  );
+}
+
 export async function deleteLink(app: AppServices, actor: Actor, id: string): Promise<void> {
   // Already deleted: nothing changes, and the answer is 204 again.
-  await inLinkTransaction(app, async (lt) => store.softDeleteLink(lt, await findOwnLink(lt.db, actor, id, true)));
+  await inLinkTransaction(app, async (lt) => {
+    if (!(await store.softDeleteLink(lt, await findOwnLink(lt.db, actor, id, true)))) return;
+    const deleted = await findOwnLink(lt.db, actor, id);
+    await enqueueWebhookEvent(lt.db, deleted.workspaceId, "link.deleted", (await linkDtos(lt.db, app.config, [deleted]))[0]);
+  });
 }

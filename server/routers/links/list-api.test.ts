@@ -250,8 +250,10 @@ describe("GET /links paging and filters", () => {
     const doc = (await http(`${t.appUrl}/api/openapi.json`)).json;
     const op = doc.paths["/links"].get;
     const params = op.parameters.map((p: { name: string; description?: string }) => [p.name, Boolean(p.description)]);
-    expect(params).toEqual(["limit", "cursor", "sort", "q", "tag", "domain", "slug", "status"].map((n) => [n, true]));
-    const answer = op.responses["200"].content["application/json"].schema;
+    expect(params).toEqual(["limit", "cursor", "sort", "q", "tag", "domain", "slug", "status", "health"].map((n) => [n, true]));
+    // The answer refers to the LinkList schema, named once in components.
+    expect(op.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/LinkList" });
+    const answer = doc.components.schemas.LinkList;
     expect(answer.required).toEqual(["links"]);
     expect(answer.properties.next_cursor).toMatchObject({ type: "string", nullable: true });
   });

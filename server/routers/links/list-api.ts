@@ -8,6 +8,7 @@ import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { linkDtos } from "./links.service";
 import { expiredAt } from "./link-status";
+import { healthIs } from "../health";
 import { allTimeClicks, filterConditions } from "./list";
 import type { ApiListInput, ApiListDto, ApiSort } from "./list.schema";
 
@@ -33,6 +34,7 @@ const cursorShape = z.object({
  */
 function queryHash(workspaceId: string, input: ApiListInput, sort: ApiSort, key: Key): string {
   const filters = [workspaceId, sort, input.q ?? null, input.tag ?? null, input.domain ?? null, input.slug ?? null, input.status ?? "live", key];
+  if (input.health) filters.push(`health:${input.health}`);
   return createHash("sha256").update(JSON.stringify(filters)).digest("base64url").slice(0, 22);
 }
 
@@ -88,14 +90,39 @@ export async function listApiLinks(app: AppServices, actor: Actor, input: ApiLis
   const sort: ApiSort = input.sort ?? "created";
   if (input.cursor !== undefined && input.limit === undefined) throw validation({ cursor: ["needs limit: give the same limit as the previous page"] });
   const start = input.cursor === undefined ? null : decodeCursor(ws, input, sort, input.cursor);
+  const key = answerKey(app, ws, input, sort);
+  if (key === null) return readApiLinks(app, ws, input, sort, start, now);
+  const cached = app.answers.get(key) as ApiListDto | undefined;
+  if (cached) return cached;
+  const generation = app.answers.generation;
+  const answer = await readApiLinks(app, ws, input, sort, start, now);
+  app.answers.set(key, answer, answer.links.length, generation);
+  return answer;
+}
+
+/**
+ * The answer-cache key of a listing that only the workspace's links and domains decide (no filter,
+ * newest first; `limit` and `cursor` allowed), or null. Filters by time (expired), health, clicks
+ * or text are read every time. With a replica nothing is kept: a replica lagging behind a write
+ * made outside a request (the admin command line) could fill the cache with what it no longer is.
+ */
+function answerKey(app: AppServices, ws: string, input: ApiListInput, sort: ApiSort): string | null {
+  if (app.reads.hasReplica || sort !== "created") return null;
+  const { limit, cursor, sort: _sort, ...rest } = input;
+  for (const v of Object.values(rest)) if (v !== undefined) return null;
+  return `links\u0000${ws}\u0000${limit ?? ""}\u0000${cursor ?? ""}`;
+}
+
+async function readApiLinks(app: AppServices, ws: string, input: ApiListInput, sort: ApiSort, start: Key | null, now: number): Promise<ApiListDto> {
   return app.reads.run(ws, async (db) => {
     const domain = await domainFilter(db, app, ws, input.domain);
-    const where = await filterConditions(db, app, ws, { q: input.q, tag: input.tag, domain, slug: input.slug }, now);
+    // `archived` lists archived links only; `live` and `expired` leave them out (filterConditions does both).
+    const archived = input.status === "archived" ? ("archived" as const) : undefined;
+    const where = await filterConditions(db, app, ws, { q: input.q, tag: input.tag, domain, slug: input.slug, status: archived }, now);
     const paged = input.limit !== undefined;
     if (!where) return paged ? { links: [], next_cursor: null } : { links: [] };
-    // Archiving does not exist yet: no link is archived, and every live link is unarchived.
     if (input.status === "expired") where.push(expiredAt(now));
-    if (input.status === "archived") where.push(sql`false`);
+    if (input.health) where.push(healthIs(input.health));
     if (start) where.push(after(start));
     const order = sort === "clicks" ? [desc(allTimeClicks), desc(links.createdAt), desc(links.id)] : [desc(links.createdAt), desc(links.id)];
     const q = db

@@ -11,7 +11,7 @@ export const SPARK_DAYS = 14;
 export const MAX_BULK = 100;
 
 export const LIST_SORTS = ["newest", "clicks"] as const;
-export const LIST_STATUSES = ["active", "expired", "password", "targeting", "share_card"] as const;
+export const LIST_STATUSES = ["active", "expired", "password", "targeting", "share_card", "archived"] as const;
 export type ListSort = (typeof LIST_SORTS)[number];
 export type ListStatus = (typeof LIST_STATUSES)[number];
 
@@ -106,6 +106,10 @@ export const apiListInput = z
       .enum(API_STATUSES)
       .describe("`live` (default): not deleted, not archived. `expired`: live and past `expires_at`. `archived`: archived links.")
       .optional(),
+    health: z
+      .enum(["ok", "broken", "unknown"])
+      .describe("Destination health of the last check: `broken`, `ok`, or `unknown` (never checked, or not decided yet).")
+      .optional(),
   })
   .strict();
 export type ApiListInput = z.output<typeof apiListInput>;
@@ -119,4 +123,6 @@ export type ApiListDto = z.output<typeof apiListOutput>;
 
 export const bulkExpiryInput = z.object({ ids, expires_at: expiresAtSchema.nullable() }).strict();
 export const bulkIdsInput = z.object({ ids }).strict();
+/** `archived: true` takes the links out of service, `false` puts them back. */
+export const bulkArchiveInput = z.object({ ids, archived: z.boolean() }).strict();
 export const bulkOutput = z.object({ updated: z.number().int() });

@@ -6,7 +6,7 @@ import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { countClicks } from "../analytics";
 import { MAX_TAGS } from "./links.schema";
-import { expirySet, linkDtos } from "./links.service";
+import { bulkLinkEvents, expirySet, linkDtos } from "./links.service";
 import { expiredAt, unexpiredAt, workspaceLinks } from "./link-status";
 import { inLinkTransaction, softDeleteLink, updateLink, type LinkRow, type LinkTx } from "./link-store";
 import { LIST_PAGE_SIZE, SPARK_DAYS, type ListInput, type ListOutput, type ListStatus } from "./list.schema";
@@ -16,7 +16,7 @@ const DAY_MS = 86_400_000;
 /** `%` and `_` typed by the user are literal characters, not wildcards. */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => "\\" + c);
 
-const STATUS: Record<ListStatus, (now: number) => SQL> = {
+const STATUS: Record<Exclude<ListStatus, "archived">, (now: number) => SQL> = {
   active: unexpiredAt,
   expired: expiredAt,
   password: () => isNotNull(links.passwordHash),
@@ -30,6 +30,9 @@ export type LinkFilters = Partial<ListInput> & {
   slug?: string;
 };
 
+/** Archived links are listed only when asked for; every other filter lists links in service. */
+export const archivedCondition = (archived: boolean): SQL => (archived ? isNotNull(links.archivedAt) : isNull(links.archivedAt));
+
 /** Conditions of the filters, or null when they can match nothing (a domain the workspace does not have). */
 export async function filterConditions(db: Db, app: AppServices, workspaceId: string, input: LinkFilters, now: number): Promise<SQL[] | null> {
   const where = [workspaceLinks(workspaceId)];
@@ -39,7 +42,8 @@ export async function filterConditions(db: Db, app: AppServices, workspaceId: st
     where.push(or(ilike(links.slug, like), ilike(links.url, like), ilike(links.ogTitle, like), ilike(links.title, like))!);
   }
   if (input.tag) where.push(arrayContains(links.tags, [input.tag]));
-  if (input.status) where.push(STATUS[input.status](now));
+  where.push(archivedCondition(input.status === "archived"));
+  if (input.status && input.status !== "archived") where.push(STATUS[input.status](now));
   if (input.slug !== undefined) where.push(eq(links.slug, input.slug));
   if (input.domain !== undefined || input.slug !== undefined) {
     if (input.domain === undefined || input.domain === app.config.redirectDomain) where.push(isNull(links.domainId));
@@ -162,8 +166,14 @@ async function lockOwnLinks(tx: DbOrTx, actor: Actor, ids: string[], allowDelete
 }
 
 /** Runs a bulk write in one transaction; the store drops the changed links from the redirect cache once it commits. */
+/** The changed links' webhook events, in the change's transaction. */
+async function withLinkEvents(app: AppServices, lt: LinkTx, rows: LinkRow[]): Promise<LinkRow[]> {
+  await bulkLinkEvents(lt.db, app.config, rows);
+  return rows;
+}
+
 async function bulkWrite(app: AppServices, write: (lt: LinkTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
-  return { updated: (await inLinkTransaction(app, write)).length };
+  return { updated: (await inLinkTransaction(app, async (lt) => withLinkEvents(app, lt, await write(lt)))).length };
 }
 
 /** Adds and removes tags on every link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
@@ -198,6 +208,20 @@ export async function bulkDelete(app: AppServices, actor: Actor, input: { ids: s
     const deleted: LinkRow[] = [];
     for (const row of rows) if (await softDeleteLink(lt, row)) deleted.push(row);
     return deleted;
+  });
+}
+
+/**
+ * Archives (or puts back) every link, as `PATCH /links/{id}` with `archived` does one. Only links
+ * whose state changes are written and counted; one already archived keeps its first archive time.
+ */
+export async function bulkArchive(app: AppServices, actor: Actor, input: { ids: string[]; archived: boolean }) {
+  return bulkWrite(app, async (lt) => {
+    const rows = await lockOwnLinks(lt.db, actor, input.ids);
+    const changed = rows.filter((r) => (r.archivedAt !== null) !== input.archived);
+    const at = Date.now();
+    for (const row of changed) await updateLink(lt, row, { archivedAt: input.archived ? at : null });
+    return changed;
   });
 }
 

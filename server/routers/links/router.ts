@@ -1,14 +1,15 @@
 import { z } from "zod";
 import { authedProcedure, optionalAuthProcedure, router, runtimeChecks, contract } from "../../trpc/init";
-import { idempotent } from "../../trpc/idempotency";
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
 import { createLink, deleteLink, getLink, updateLink } from "./links.service";
 import { createLinkChecks, updateLinkChecks } from "./runtime-checks";
 import { isSlugAvailable, slugAvailableInput, slugAvailableOutput, suggestInput, suggestLinks, suggestOutput } from "./as-you-type";
-import { bulkExpiry, bulkDelete, bulkTag, listDashboardLinks } from "./list";
-import { apiListInput, apiListOutput, bulkExpiryInput, bulkIdsInput, bulkOutput, bulkTagInput, listInput, listOutput } from "./list.schema";
+import { bulkArchive, bulkExpiry, bulkDelete, bulkTag, listDashboardLinks } from "./list";
+import { apiListInput, apiListOutput, bulkArchiveInput, bulkExpiryInput, bulkIdsInput, bulkOutput, bulkTagInput, listInput, listOutput } from "./list.schema";
 import { listApiLinks } from "./list-api";
 import {
+  bulkArchiveMatching,
+  bulkArchiveMatchingInput,
   bulkDeleteMatching,
   bulkDeleteMatchingInput,
   bulkExpiryMatching,
@@ -35,8 +36,8 @@ export const linkRouter = router({
       },
       successStatus: 201,
       errors: [401, 409, 429],
+      idempotent: true,
     })
-    .use(idempotent)
     .use(runtimeChecks(createLinkInput, createLinkChecks))
     .input(createLinkInput)
     .output(contract(linkOutput))
@@ -56,8 +57,8 @@ export const linkRouter = router({
           "(and `fields`) POST /links would have answered. 0 or more than 100 items: 400. Counts as one request for the rate limit.",
         protect: true,
       },
+      idempotent: true,
     })
-    .use(idempotent)
     .input(bulkCreateInput)
     .output(contract(bulkCreateOutput))
     .mutation(({ ctx, input }) => bulkCreateLinks(ctx, ctx.actor, input)),
@@ -108,7 +109,9 @@ export const linkRouter = router({
         tags: [TAG],
         summary: "Update a link",
         description:
-          "Omitted members keep their value; null (or [] for tags) clears; a value sets. Linktree-owned links answer 409 LINKTREE_LINK_NOT_EDITABLE.",
+          "Omitted members keep their value; null (or [] for tags) clears; a value sets. Linktree-owned links answer 409 LINKTREE_LINK_NOT_EDITABLE. " +
+          "`archived: true` takes the link out of service (visits answer as for an unknown slug, the slug stays taken); `archived: false` puts it back. " +
+          "With variants stored, a new `url` must be one of them.",
         protect: true,
       },
       errors: [409],
@@ -177,6 +180,11 @@ export const linkRouter = router({
     .input(bulkIdsInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkDelete(ctx.app, ctx.actor, input)),
+  bulkArchive: authedProcedure
+    .meta({ scope: "links:write" })
+    .input(bulkArchiveInput)
+    .output(contract(bulkOutput))
+    .mutation(({ ctx, input }) => bulkArchive(ctx.app, ctx.actor, input)),
   bulkTagMatching: authedProcedure
     .meta({ scope: "links:write" })
     .input(bulkTagMatchingInput)
@@ -192,4 +200,9 @@ export const linkRouter = router({
     .input(bulkDeleteMatchingInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkDeleteMatching(ctx.app, ctx.actor, input)),
+  bulkArchiveMatching: authedProcedure
+    .meta({ scope: "links:write" })
+    .input(bulkArchiveMatchingInput)
+    .output(contract(bulkOutput))
+    .mutation(({ ctx, input }) => bulkArchiveMatching(ctx.app, ctx.actor, input)),
 });

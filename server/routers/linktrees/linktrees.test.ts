@@ -701,22 +701,27 @@ describe("dashboard procedures", () => {
     const c = await newItem(tree.id, { title: "C", position: 0 });
     await req("PATCH", `/linktrees/${tree.id}/items/${b.id}`, { active: false });
     const anon = t.caller({});
-    await expect(anon.linktree.publicPage({ slug: tree.slug })).rejects.toMatchObject({ publicCode: "NOT_FOUND" });
+    const pageLink = await liveLinkBySlug(tree.slug);
+    await expect(anon.linktree.publicPage({ link_id: pageLink.id })).rejects.toMatchObject({ publicCode: "NOT_FOUND" });
     await req("PATCH", `/linktrees/${tree.id}`, { published: true });
-    const page = await anon.linktree.publicPage({ slug: tree.slug.toUpperCase() });
-    expect(page).toEqual({
+    const page = await anon.linktree.publicPage({ link_id: pageLink.id });
+    expect(page).toMatchObject({
       slug: tree.slug,
       title: "Pub",
       bio: "Bio",
       avatar_url: null,
       url: `${t.redirect}/${tree.slug}`,
+      og_image: `${t.redirect}/_/og/${pageLink.id}.png`,
+      theme: null,
+      button_style: "rounded",
+      socials: [],
       items: [
-        { id: c.id, title: "C", short_url: c.short_url },
-        { id: a.id, title: "A", short_url: a.short_url },
+        { kind: "link", id: c.id, title: "C", short_url: c.short_url },
+        { kind: "link", id: a.id, title: "A", short_url: a.short_url },
       ],
     });
     const link = await t.caller({}).link.create({ url: "https://example.com/" });
-    await expect(anon.linktree.publicPage({ slug: link.slug })).rejects.toMatchObject({ publicCode: "NOT_FOUND" });
+    await expect(anon.linktree.publicPage({ link_id: link.id })).rejects.toMatchObject({ publicCode: "NOT_FOUND" });
   });
 });
 

@@ -30,6 +30,8 @@ import {
   updateItem,
   updateLinktree,
 } from "./linktrees.service";
+import { linktreeChecks } from "./runtime-checks";
+import { BUTTON_STYLES, MIN_CONTRAST, SOCIAL_LABELS, SOCIAL_PLATFORMS, THEME_PALETTES } from "./look";
 
 const TAG = "linktrees";
 const api = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, summary: string, description: string): Meta => ({
@@ -56,7 +58,7 @@ export const linktreeRouter = router({
       successStatus: 201,
       errors: [409],
     })
-    .use(runtimeChecks(createLinktreeInput, noLoopChecks))
+    .use(runtimeChecks(createLinktreeInput, linktreeChecks))
     .input(createLinktreeInput)
     .output(contract(linktreeOutput))
     .mutation(({ ctx, input }) => createLinktree(ctx.app, ctx.actor, input)),
@@ -79,7 +81,7 @@ export const linktreeRouter = router({
       ),
       errors: [409],
     })
-    .use(runtimeChecks(updateLinktreeInput, noLoopChecks))
+    .use(runtimeChecks(updateLinktreeInput, linktreeChecks))
     .input(updateLinktreeInput)
     .output(contract(linktreeOutput))
     .mutation(({ ctx, input }) => updateLinktree(ctx.app, ctx.actor, input)),
@@ -174,5 +176,26 @@ export const linktreeRouter = router({
   publicPage: publicProcedure
     .input(publicPageInput)
     .output(contract(publicPageOutput))
-    .query(({ ctx, input }) => publicPage(ctx.app, input.slug)),
+    .query(({ ctx, input }) => publicPage(ctx.app, input.link_id)),
+
+  /** Dashboard: the themes' colours, the button styles and the social platforms, for the editor's pickers and preview. */
+  looks: authedProcedure
+    .meta({ scope: "linktrees:read" })
+    .input(z.object({}).optional())
+    .output(
+      contract(
+        z.object({
+          themes: z.record(z.object({ background: z.string(), text: z.string(), button: z.string(), button_text: z.string() })),
+          button_styles: z.array(z.string()),
+          platforms: z.array(z.object({ platform: z.string(), label: z.string() })),
+          min_contrast: z.number(),
+        }),
+      ),
+    )
+    .query(() => ({
+      themes: THEME_PALETTES,
+      button_styles: [...BUTTON_STYLES],
+      platforms: SOCIAL_PLATFORMS.map((platform) => ({ platform, label: SOCIAL_LABELS[platform] })),
+      min_contrast: MIN_CONTRAST,
+    })),
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { router, sessionOnlyProcedure, contract } from "../../trpc/init";
+import { memberNames, tokenWorkspace } from "../../trpc/audit";
 import { apiTokenOutput, createTokenInput, createTokenOutput, tokenIdInput } from "./tokens.schema";
 import { SCOPES } from "../../domain/scopes";
 import { createToken, listTokens, listTokensWithWorkspace, revokeToken } from "./tokens.service";
@@ -32,11 +33,22 @@ export const tokenRouter = router({
         summary: "Create an API token",
         description:
           "The token is shown once and acts in the workspace the session is in now. `scopes` limits what it may do (absent: everything); " +
-          "a call outside them answers 403 INSUFFICIENT_SCOPE. Free plan: one live token over all workspaces (409 TOKEN_LIMIT_REACHED).",
+          "a call outside them answers 403 INSUFFICIENT_SCOPE. Free plan: one live token over all workspaces (409 TOKEN_LIMIT_REACHED). " +
+          "A viewer of the workspace cannot create one (403 FORBIDDEN).",
         protect: true,
       },
       internal: true,
       successStatus: 201,
+      refusesViewers: true,
+      audit: ({ actor, input, output }) => [
+        {
+          workspaceId: actor.workspaceId,
+          action: "token.created",
+          targetType: "token",
+          targetId: (output as { record: { id: string } }).record.id,
+          changes: memberNames(input),
+        },
+      ],
     })
     .input(createTokenInput)
     .output(contract(createTokenOutput))
@@ -68,6 +80,11 @@ export const tokenRouter = router({
       internal: true,
       successStatus: 204,
       uncountedForSessions: true,
+      // Logged in the workspace the token acted in, which may not be the session's current one.
+      audit: async ({ input, db }) => {
+        const workspaceId = await tokenWorkspace(db, String(input.id));
+        return workspaceId ? [{ workspaceId, action: "token.deleted", targetType: "token", targetId: String(input.id), changes: [] }] : [];
+      },
     })
     .input(tokenIdInput)
     .output(contract(z.void()))

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { publicProcedure, router, sessionOnlyProcedure, type Meta, contract } from "../../trpc/init";
+import { memberNames, type AuditRule } from "../../trpc/audit";
 import { accountOutput } from "../account";
 import {
   acceptInviteInput,
@@ -45,6 +46,20 @@ const internal = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}
   internal: true,
 });
 
+/** An audit event in the workspace `ws` of the call; its target is named by `target`. */
+const event =
+  (action: string, targetType: string, target: (input: Record<string, unknown>, output: unknown) => unknown, ws?: (output: unknown) => unknown): AuditRule =>
+  ({ input, output }) => [
+    {
+      workspaceId: String((ws ? ws(output) : input.id) ?? ""),
+      action,
+      targetType,
+      targetId: (target(input, output) as string | undefined) ?? null,
+      changes: memberNames(input, ["id", "userId", "inviteId", "token"]),
+    },
+  ];
+const out = (o: unknown) => o as { id: string; workspace: { id: string } };
+
 export const workspaceRouter = router({
   list: sessionOnlyProcedure
     .meta(internal("GET", "/workspaces", "List workspaces", "The caller's workspaces with role and member count, personal first, then by name."))
@@ -53,7 +68,16 @@ export const workspaceRouter = router({
     .query(async ({ ctx }) => ({ workspaces: await listWorkspaces(ctx.app.db, ctx.actor) })),
 
   create: sessionOnlyProcedure
-    .meta({ ...internal("POST", "/workspaces", "Create a workspace", "A shared workspace with the caller as its owner."), successStatus: 201 })
+    .meta({
+      ...internal("POST", "/workspaces", "Create a workspace", "A shared workspace with the caller as its owner."),
+      successStatus: 201,
+      audit: event(
+        "workspace.created",
+        "workspace",
+        (_, o) => out(o).id,
+        (o) => out(o).id,
+      ),
+    })
     .input(createWorkspaceInput)
     .output(contract(workspaceOutput))
     .mutation(({ ctx, input }) => createWorkspace(ctx.app, ctx.actor, input.name)),
@@ -78,7 +102,7 @@ export const workspaceRouter = router({
     .query(({ ctx, input }) => locateObject(ctx.app.db, ctx.actor, input.type, input.id)),
 
   update: sessionOnlyProcedure
-    .meta(internal("PATCH", "/workspaces/{id}", "Rename a workspace", "Owners only."))
+    .meta({ ...internal("PATCH", "/workspaces/{id}", "Rename a workspace", "Owners only."), audit: event("workspace.updated", "workspace", (i) => i.id) })
     .input(updateWorkspaceInput)
     .output(contract(workspaceOutput))
     .mutation(({ ctx, input }) => renameWorkspace(ctx.app.db, ctx.actor, input.id, input.name)),
@@ -92,6 +116,7 @@ export const workspaceRouter = router({
         "Owners only. Its links and linktrees are deleted (slugs freed), its tokens revoked, its domains removed; click events stay. A personal workspace: 409 PERSONAL_WORKSPACE.",
       ),
       successStatus: 204,
+      audit: event("workspace.deleted", "workspace", (i) => i.id),
     })
     .input(workspaceIdInput)
     .output(contract(z.void()))
@@ -111,9 +136,11 @@ export const workspaceRouter = router({
         "POST",
         "/workspaces/{id}/invites",
         "Invite by e-mail",
-        "Owners only. Mails a link valid for 7 days; replaces a pending invitation for the same address. A member already: 409 ALREADY_MEMBER.",
+        "Owners only. Mails a link valid for 7 days; replaces a pending invitation for the same address. A member already: 409 ALREADY_MEMBER. " +
+          "`role` is `owner`, `member` or `viewer` (reads everything, changes nothing).",
       ),
       successStatus: 201,
+      audit: event("member.invited", "invite", (_, o) => out(o).id),
     })
     .input(createInviteInput)
     .output(contract(inviteOutput))
@@ -123,6 +150,7 @@ export const workspaceRouter = router({
     .meta({
       ...internal("DELETE", "/workspaces/{id}/invites/{inviteId}", "Revoke an invitation", "Owners only; the mailed link stops working."),
       successStatus: 204,
+      audit: event("invite.revoked", "invite", (i) => i.inviteId),
     })
     .input(inviteIdInput)
     .output(contract(z.void()))
@@ -131,20 +159,31 @@ export const workspaceRouter = router({
     }),
 
   acceptInvite: sessionOnlyProcedure
-    .meta(
-      internal(
+    .meta({
+      ...internal(
         "POST",
         "/invites/accept",
         "Accept an invitation",
         "Joins the workspace with the invitation's role. Signed in as another address: 403 INVITE_EMAIL_MISMATCH; unknown, used, revoked or expired: 404.",
       ),
-    )
+      audit: ({ actor, output }) => [
+        { workspaceId: out(output).workspace.id, action: "member.joined", targetType: "member", targetId: actor.userId, changes: ["role"] },
+      ],
+    })
     .input(acceptInviteInput)
     .output(contract(z.object({ workspace: workspaceOutput })))
     .mutation(({ ctx, input }) => acceptInvite(ctx.app.db, ctx.actor, input.token)),
 
   updateMember: sessionOnlyProcedure
-    .meta(internal("PATCH", "/workspaces/{id}/members/{userId}", "Change a member's role", "Owners only. Leaving no owner: 409 LAST_OWNER."))
+    .meta({
+      ...internal(
+        "PATCH",
+        "/workspaces/{id}/members/{userId}",
+        "Change a member's role",
+        "Owners only. `role`: `owner`, `member` or `viewer`. Leaving no owner: 409 LAST_OWNER.",
+      ),
+      audit: event("member.updated", "member", (i) => i.userId),
+    })
     .input(updateMemberInput)
     .output(contract(memberOutput))
     .mutation(({ ctx, input }) => setMemberRole(ctx.app, ctx.actor, input)),
@@ -158,6 +197,15 @@ export const workspaceRouter = router({
         "Owners, or the member themself. Leaving no owner: 409 LAST_OWNER. The member's tokens bound to the workspace stop working at once.",
       ),
       successStatus: 204,
+      audit: ({ actor, input }) => [
+        {
+          workspaceId: String(input.id),
+          action: input.userId === actor.userId ? "member.left" : "member.removed",
+          targetType: "member",
+          targetId: String(input.userId),
+          changes: [],
+        },
+      ],
     })
     .input(memberIdInput)
     .output(contract(z.void()))

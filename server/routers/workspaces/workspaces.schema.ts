@@ -3,12 +3,12 @@ import { body, text } from "../../lib/input";
 import { emailSchema } from "../account";
 
 export const NAME_MAX = 100;
-export const ROLES = ["owner", "member"] as const;
+export const ROLES = ["owner", "member", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
 
 const name = text().trim().min(1, `must be 1-${NAME_MAX} characters`).max(NAME_MAX, `must be 1-${NAME_MAX} characters`);
-/** Exactly `owner` or `member`; anything else is 400 VALIDATION_FAILED naming `role`. */
-const role = z.enum(ROLES, { errorMap: () => ({ message: "must be owner or member" }) });
+/** Exactly `owner`, `member` or `viewer`; anything else is 400 VALIDATION_FAILED naming `role`. */
+const role = z.enum(ROLES, { errorMap: () => ({ message: "must be owner, member or viewer" }) });
 /** Workspace, member and invitation ids are opaque: any text is accepted and an unknown one is 404. */
 const anyId = text();
 

@@ -327,7 +327,7 @@ describe("members and invitations", () => {
     expect(await t.app.db.select().from(workspaceInvites).where(eq(workspaceInvites.workspaceId, o.workspaceId))).toEqual([]);
   });
 
-  it.each(["admin", "Owner", "", 1, null])("a role other than owner or member (%j) answers 400 VALIDATION_FAILED naming role", async (role) => {
+  it.each(["admin", "Owner", "", 1, null])("a role other than owner, member or viewer (%j) answers 400 VALIDATION_FAILED naming role", async (role) => {
     const [o, m] = [await person(t), await person(t)];
     const ws = await team(o);
     await join(o, ws, m);

@@ -87,11 +87,10 @@ async function underFaults(fault: (dbUrl: string, admin: Sql) => Promise<{ serve
     stored += s;
     if (s < a || s > (result.sent.get(l.slug) ?? 0)) lost.push(`${l.slug}: answered ${a}, stored ${s}, sent ${result.sent.get(l.slug)}`);
   }
-  const driverErrors = inst.output
-    .join("")
-    .split("\n")
-    .filter((l) => l.includes('"msg":"database driver error"')).length;
-  return { cut, answered, stored, lost, result, driverErrors };
+  const lines = inst.output.join("").split("\n");
+  const driverErrors = lines.filter((l) => l.includes('"msg":"database driver error"')).length;
+  const writesGivenUp = lines.filter((l) => l.includes("click write given up at its deadline")).length;
+  return { cut, answered, stored, lost, result, driverErrors, writesGivenUp };
 }
 
 describe("PostgreSQL connections ended under click load", () => {
@@ -113,53 +112,49 @@ describe("PostgreSQL connections ended under click load", () => {
     expect(r.lost, "every answered redirect stored, none beyond those sent").toEqual([]);
   });
 
-  // Off unless FAULTS_PROXY is set: the process survives these resets and stores every answered
-  // click, but in about one run in two a redirect request never gets its answer, so the graceful
-  // stop waits for it until its 15 s run out (a wait after a reset, not found yet). Kept to
-  // reproduce it.
-  it.runIf(process.env.FAULTS_PROXY)(
-    "a TCP proxy in front of PostgreSQL resets every connection ten times, refusing new ones for 300 ms each: the process survives, every answered redirect is stored",
-    async () => {
-      const r = await underFaults(async (dbUrl) => {
-        const target = new URL(PG_SERVER);
-        const sockets = new Set<net.Socket>();
-        let refusing = false;
-        const proxy = net.createServer((client) => {
-          if (refusing) return void client.resetAndDestroy();
-          const upstream = net.connect(Number(target.port || 5432), target.hostname);
-          for (const [a, b] of [
-            [client, upstream],
-            [upstream, client],
-          ]) {
-            sockets.add(a);
-            a.on("error", () => b.destroy());
-            a.on("close", () => (sockets.delete(a), b.destroy()));
-            a.pipe(b);
-          }
-        });
-        await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-        const url = new URL(dbUrl);
-        url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
-        return {
-          serverUrl: url.href,
-          async cut() {
-            const n = sockets.size / 2;
-            refusing = true;
-            for (const s of sockets) s.resetAndDestroy();
-            await sleep(300);
-            refusing = false;
-            return n;
-          },
-          close: () => new Promise<void>((resolve) => proxy.close(() => resolve())),
-        };
+  // A reset at the wrong moment once left a click write waiting for ever on a query postgres.js never
+  // settled (about one run in two): clicks stopped being written and the graceful stop timed out. The
+  // writer's deadline gives such a batch up and writes it again.
+  it("a TCP proxy in front of PostgreSQL resets every connection ten times, refusing new ones for 300 ms each: the process survives, every answered redirect is stored", async () => {
+    const r = await underFaults(async (dbUrl) => {
+      const target = new URL(PG_SERVER);
+      const sockets = new Set<net.Socket>();
+      let refusing = false;
+      const proxy = net.createServer((client) => {
+        if (refusing) return void client.resetAndDestroy();
+        const upstream = net.connect(Number(target.port || 5432), target.hostname);
+        for (const [a, b] of [
+          [client, upstream],
+          [upstream, client],
+        ]) {
+          sockets.add(a);
+          a.on("error", () => b.destroy());
+          a.on("close", () => (sockets.delete(a), b.destroy()));
+          a.pipe(b);
+        }
       });
-      console.log(
-        `proxy resets ${TERMINATIONS} (${r.cut} connections): answered ${r.answered}, stored ${r.stored}; other statuses ${JSON.stringify([...r.result.other])}; connection errors ${r.result.errors}; driver errors survived ${r.driverErrors}`,
-      );
-      expect(r.cut, "connections were reset").toBeGreaterThanOrEqual(TERMINATIONS);
-      expect(total(r.result.answered)).toBeGreaterThan(1000);
-      expect(r.result.other.get(500) ?? 0, "no 500 for a redirect").toBe(0);
-      expect(r.lost, "every answered redirect stored, none beyond those sent").toEqual([]);
-    },
-  );
+      await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+      const url = new URL(dbUrl);
+      url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+      return {
+        serverUrl: url.href,
+        async cut() {
+          const n = sockets.size / 2;
+          refusing = true;
+          for (const s of sockets) s.resetAndDestroy();
+          await sleep(300);
+          refusing = false;
+          return n;
+        },
+        close: () => new Promise<void>((resolve) => proxy.close(() => resolve())),
+      };
+    });
+    console.log(
+      `proxy resets ${TERMINATIONS} (${r.cut} connections): answered ${r.answered}, stored ${r.stored}; other statuses ${JSON.stringify([...r.result.other])}; connection errors ${r.result.errors}; driver errors survived ${r.driverErrors}; click writes given up at their deadline ${r.writesGivenUp}`,
+    );
+    expect(r.cut, "connections were reset").toBeGreaterThanOrEqual(TERMINATIONS);
+    expect(total(r.result.answered)).toBeGreaterThan(1000);
+    expect(r.result.other.get(500) ?? 0, "no 500 for a redirect").toBe(0);
+    expect(r.lost, "every answered redirect stored, none beyond those sent").toEqual([]);
+  });
 });

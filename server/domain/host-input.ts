@@ -1,10 +1,9 @@
 /**
- * The dashboard's own copy of the server's rule (server/http/dashboard-rules.test.ts holds them together).
- *
  * What a person typed or pasted as a domain, reduced to the host name it names: trimmed, a URL's
  * scheme, credentials, path, query and fragment dropped (`https://Links.Acme.test/x` is
  * `links.acme.test`), a lone trailing slash dropped, lower case. Anything else is left for
  * hostNameProblems to name (a port, an internationalised name not in punycode, a path without scheme).
+ * Pure, so the dashboard's domain form and the domains service share it.
  */
 export function hostNameFromInput(raw: string): string {
   let s = raw.trim();

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { normalizeTag, normalizeTags, splitTags, tagProblem } from "./tags";
 import { tagsFromCell } from "../routers/imports/formats";
 import { createLinkInput } from "../routers/links/links.schema";
-import { toPublicError } from "../domain/errors";
+import { toPublicError } from "./errors";
 import { withScheme } from "../../app/lib/link-form";
 import { createInputFrom, updateInputFrom } from "../../app/lib/link-form.server";
 

@@ -1,0 +1,171 @@
+// `npx tsx bench/rules.ts`: the redirect path with the second round's link rules vs a plain link, on
+// a fresh PostgreSQL database it creates (and drops), against the service as `npm start` runs it
+// (BENCH_TSX=1: from the sources). Alternating rounds in one run; target: rules/plain ≥ 0.95.
+//   plain: 1,000 links with `url` only.
+//   rules: 1,000 links with two 50/50 variants, two language rules and forward_query.
+// Both get the same requests: a query string to forward, and half the visitors preferring a language
+// with a rule (French) while the other half prefer one without (English), so both the language rule
+// and the variants choose. Every click is counted afterwards: as many as 301 answers, on both sides.
+// Env: BENCH_DATABASE_URL, BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_TSX.
+import { execSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import postgres from "postgres";
+import { openDatabase } from "../db/client";
+import { links } from "../db/schema";
+import { newLinkId } from "../server/lib/ids";
+import { PEOPLE } from "../server/redirect/ua-fixtures";
+import { percentile, runLoad, type LoadResult } from "./load";
+import { cpuMs, root, startServer, type Server } from "./server";
+
+const env = process.env;
+const ROUNDS = Number(env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 50);
+const ADMIN_URL = env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const N = 1000;
+const f = (x: number, d = 0) => x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ");
+
+export type RulesRow = { what: string; measured: string; target: string; met: boolean | null };
+
+const LANGUAGES = ["en-US,en;q=0.9", "fr-FR,fr;q=0.9,en;q=0.5"];
+
+/** The same visit for either kind of link: only the slug differs. */
+const visit = (host: string, prefix: string) => {
+  let i = 0;
+  return () =>
+    `GET /${prefix}-${(Math.random() * N) | 0}?utm_source=news&utm_medium=mail HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: ${PEOPLE.windowsChrome}\r\n` +
+    `Accept: */*\r\nAccept-Language: ${LANGUAGES[i++ % 2]}\r\nConnection: keep-alive\r\n\r\n`;
+};
+
+async function clicksWritten(redirectPort: number) {
+  const until = Date.now() + 60_000;
+  while (Date.now() < until) {
+    const text = await fetch(`http://127.0.0.1:${redirectPort}/_/metrics`).then((r) => r.text());
+    if (Number(/^clicks_buffered (\d+)$/m.exec(text)?.[1]) === 0) return;
+    await sleep(50);
+  }
+  throw new Error("the service's clicks were not written within 60 s of the round");
+}
+
+const rps = (rs: LoadResult[]) => rs.reduce((s, r) => s + r.requests, 0) / rs.reduce((s, r) => s + r.seconds, 0);
+const redirects = (rs: LoadResult[]) => rs.reduce((s, r) => s + (r.statuses.get(301) ?? 0) + (r.statuses.get(302) ?? 0), 0);
+
+export async function benchRules(adminUrl = ADMIN_URL): Promise<RulesRow[]> {
+  const rows: RulesRow[] = [];
+  const row = (what: string, measured: string, target = "", met: boolean | null = null) => {
+    rows.push({ what, measured, target, met });
+    console.log(`  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}`);
+  };
+  const dbName = `bench_rules_${randomBytes(4).toString("hex")}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${dbName}`);
+  const dbUrl = new URL(adminUrl);
+  dbUrl.pathname = `/${dbName}`;
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "linkshort-bench-rules-"));
+  let server: Server | null = null;
+  const sql = postgres(dbUrl.href, { max: 1, onnotice: () => {} });
+  const database = await openDatabase({ databaseUrl: dbUrl.href, poolSize: 4 });
+  try {
+    const now = Date.now();
+    const plain = Array.from({ length: N }, (_, i) => ({
+      id: newLinkId(),
+      workspaceId: "public",
+      slug: `plain-${i}`,
+      url: `https://example.com/landing/${i}?utm_campaign=bench`,
+      createdAt: now,
+      updatedAt: now,
+    }));
+    const ruled = Array.from({ length: N }, (_, i) => ({
+      id: newLinkId(),
+      workspaceId: "public",
+      slug: `rules-${i}`,
+      url: `https://example.com/a/${i}?utm_campaign=bench`,
+      variants: [
+        { url: `https://example.com/a/${i}?utm_campaign=bench`, weight: 50 },
+        { url: `https://example.com/b/${i}?utm_campaign=bench`, weight: 50 },
+      ],
+      targeting: { languages: { fr: `https://example.fr/${i}`, de: `https://example.de/${i}` } },
+      forwardQuery: true,
+      createdAt: now,
+      updatedAt: now,
+    }));
+    for (let i = 0; i < N; i += 500) await database.db.insert(links).values(plain.slice(i, i + 500));
+    for (let i = 0; i < N; i += 500) await database.db.insert(links).values(ruled.slice(i, i + 500));
+    await sql.unsafe(`vacuum analyze links`);
+
+    // The destination checks would reach example.com: off, they are not what is measured here.
+    server = await startServer({ ...env, LINK_HEALTH_CHECKS: "off" }, { dataDir, databaseUrl: dbUrl.href, profileDir: env.BENCH_PROFILE });
+    const port = server.redirectPort;
+    const host = `127.0.0.1:${port}`;
+    const round = (prefix: string) => runLoad({ host: "127.0.0.1", port, connections: CONNECTIONS, seconds: SECONDS, request: visit(host, prefix) });
+    // Each answer's Location, once: the rules did choose (a variant, a language, the forwarded query).
+    const check = await runLoad({ host: "127.0.0.1", port, connections: 1, maxRequests: 4, request: visit(host, "rules"), keepBodies: 0 });
+    if ((check.statuses.get(301) ?? 0) + (check.statuses.get(302) ?? 0) !== 4) throw new Error(`rules links answered ${JSON.stringify([...check.statuses])}`);
+    const all = { plain: [] as LoadResult[], rules: [] as LoadResult[] };
+    // The server's own CPU time per visit, the round and its clicks' writing: less swayed than
+    // throughput by what else shares the cores.
+    const cpu = { plain: 0, rules: 0 };
+    const warm = { plain: await round("plain"), rules: await round("rules") };
+    await clicksWritten(port);
+    for (let r = 1; r <= ROUNDS; r++) {
+      for (const k of r % 2 ? (["plain", "rules"] as const) : (["rules", "plain"] as const)) {
+        const cpu0 = cpuMs(server.child.pid!);
+        const res = await round(k);
+        await clicksWritten(port);
+        cpu[k] += cpuMs(server.child.pid!) - cpu0;
+        all[k].push(res);
+        console.log(
+          `  round ${r} ${k.padEnd(6)} ${f(res.requests / res.seconds).padStart(7)} req/s  p99 ${percentile(res.latenciesMs.slice().sort(), 99).toFixed(2)} ms  load ${load()}`,
+        );
+      }
+    }
+    const [p, q] = [rps(all.plain), rps(all.rules)];
+    row("redirects, plain links", `${f(p)} req/s`);
+    row("redirects, links with variants, languages and forward_query", `${f(q)} req/s`);
+    row("redirect throughput rules/plain", f(q / p, 3), "≥ 0.95", q / p >= 0.95);
+    const [cp, cq] = [(cpu.plain * 1000) / redirects(all.plain), (cpu.rules * 1000) / redirects(all.rules)];
+    row("server CPU a visit, plain / rules", `${f(cp)} / ${f(cq)} µs (plain/rules ${f(cp / cq, 3)})`);
+    // A graceful stop flushes what is buffered; then every click is counted.
+    await server.stop();
+    server = null;
+    const stored = async (prefix: string) =>
+      (await sql.unsafe<{ n: number }[]>(`select count(*)::int n from clicks c join links l on l.id = c.link_id where l.slug like '${prefix}-%'`))[0].n;
+    const [sp, sr] = [await stored("plain"), await stored("rules")];
+    const [ap, ar] = [redirects([...all.plain, warm.plain]), redirects([...all.rules, warm.rules, check])];
+    row("clicks stored / redirects answered, plain", `${f(sp)} / ${f(ap)}`, "all", sp === ap);
+    row("clicks stored / redirects answered, rules", `${f(sr)} / ${f(ar)}`, "all", sr === ar);
+    const byRule = await sql.unsafe<{ rule: string; n: number }[]>(
+      `select rule, count(*)::int n from clicks c join links l on l.id = c.link_id where l.slug like 'rules-%' group by 1 order by 1`,
+    );
+    row("rules links' clicks by rule", byRule.map((b) => `${b.rule} ${f(b.n)}`).join(", "));
+    return rows;
+  } finally {
+    if (server) await Promise.race([server.stop().catch(() => null), sleep(20_000)]);
+    await database.close();
+    await sql.end();
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith("bench/rules.ts")) {
+  if (env.BENCH_TSX !== "1") execSync("node scripts/ensure-build.mjs", { cwd: root, stdio: "inherit" });
+  console.log(`machine: ${os.cpus().length} cores, load average ${load()}`);
+  benchRules().then(
+    () => process.exit(0),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,60 @@
+import { bigint, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+
+const ms = (name: string) => bigint(name, { mode: "number" });
+
+// Summaries of the clicks of each workspace's short links (linktree pages left out, as the
+// workspace's analytics leave them out), kept by the click storage in the clicks' transaction, so
+// a breakdown over whole UTC days reads a few rows per day instead of every click. `country` is ''
+// for an unknown country. Every table is keyed by UTC day (or hour), the unit retention drops.
+
+/** Clicks per UTC hour and country. */
+export const clickHourCountries = pgTable(
+  "click_hour_countries",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    hour: ms("hour").notNull(),
+    country: text("country").notNull(),
+    clicks: integer("clicks").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.hour, t.country] })],
+);
+
+/** Each visitor key of a UTC day (the day's number since 1970), with the day's hours it clicked in (bit h: hour h). */
+export const clickVisitorDays = pgTable(
+  "click_visitor_days",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: integer("day").notNull(),
+    visitor: text("visitor").notNull(),
+    hours: integer("hours").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.visitor] })],
+);
+
+/** Each (country, visitor key) of a UTC day: tells whether a click is a country's new visitor of the day. */
+export const clickVisitorCountries = pgTable(
+  "click_visitor_countries",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: integer("day").notNull(),
+    country: text("country").notNull(),
+    visitor: text("visitor").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.country, t.visitor] })],
+);
+
+/**
+ * Distinct visitor keys per UTC day: of the whole workspace (`dim` 'total', `value` '') and per
+ * country (`dim` 'country'). Visitors are counted per UTC day, so these add up over days.
+ */
+export const clickDayVisitors = pgTable(
+  "click_day_visitors",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: integer("day").notNull(),
+    dim: text("dim", { enum: ["total", "country"] }).notNull(),
+    value: text("value").notNull(),
+    visitors: integer("visitors").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.dim, t.value] })],
+);

@@ -1,0 +1,4 @@
+// Types of slim-node-modules.mjs, for the tests that import it.
+export function compactRanges<R extends unknown[]>(rows: R[]): R[];
+export function compactGeoData(dataDir: string, outDir?: string, names?: string[]): { before: number; after: number };
+export function slimNodeModules(root: string): { removed: number; geoBefore: number; geoAfter: number };

@@ -1,0 +1,84 @@
+// Makes a production node_modules smaller for the container image without changing what runs:
+// `node scripts/slim-node-modules.mjs [node_modules]`, after `npm ci --omit=dev`.
+// - Source maps, type declarations and markdown: nothing reads them at run time (the server runs
+//   without --enable-source-maps, and the command line's tsx compiles only our own sources).
+// - PGlite's extension archives: our schema creates no extension, and PGlite loads one only on request.
+// - simple-icons' folder of SVG files: the package's index, which the linktree icons import, carries
+//   the same paths.
+// - typescript: an optional peer dependency of @remix-run/* that npm installs anyway; no production
+//   package loads it (tsx compiles with esbuild).
+// - fast-geoip's range files, rewritten without what our lookups never read (see compactRanges).
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const UNREAD = [/\.map$/, /\.d\.[cm]?ts$/, /\.tsbuildinfo$/, /\.md$/i, /\.markdown$/i];
+
+function walk(dir, visit) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) walk(p, visit);
+    else visit(p, e.name);
+  }
+}
+
+/**
+ * One fast-geoip range file: rows `[first address, location index, latitude, longitude, accuracy]`
+ * sorted by address, a lookup taking the last row whose address is not above the one looked up.
+ * The accuracy radius is dropped (nothing reads it), and a row that repeats the location and
+ * coordinates of the row before it is dropped too: the addresses it starts then fall to the row
+ * before, which gives the same answer. The first row stays, as the index files point at it.
+ */
+export function compactRanges(rows) {
+  const out = [];
+  for (const r of rows) {
+    const prev = out[out.length - 1];
+    if (prev && prev[1] === r[1] && prev[2] === r[2] && prev[3] === r[3]) continue;
+    out.push([r[0], r[1], r[2], r[3]]);
+  }
+  return out;
+}
+
+/** Every range file (`<n>.json`) of a fast-geoip data folder, or those named, compacted (in place, or into `outDir`). */
+export function compactGeoData(dataDir, outDir = dataDir, names = readdirSync(dataDir)) {
+  let before = 0;
+  let after = 0;
+  for (const name of names) {
+    if (!/^\d+\.json$/.test(name)) continue;
+    const text = readFileSync(path.join(dataDir, name), "utf8");
+    const compact = JSON.stringify(compactRanges(JSON.parse(text)));
+    before += text.length;
+    after += compact.length;
+    writeFileSync(path.join(outDir, name), compact);
+  }
+  return { before, after };
+}
+
+export function slimNodeModules(root) {
+  let removed = 0;
+  walk(root, (p, name) => {
+    if (UNREAD.some((re) => re.test(name))) {
+      removed += statSync(p).size;
+      rmSync(p);
+    }
+  });
+  const pglite = path.join(root, "@electric-sql/pglite/dist");
+  for (const name of readdirSync(pglite)) {
+    if (!name.endsWith(".tar.gz")) continue;
+    removed += statSync(path.join(pglite, name)).size;
+    rmSync(path.join(pglite, name));
+  }
+  for (const p of ["typescript", ".bin/tsc", ".bin/tsserver", "simple-icons/icons"]) {
+    const full = path.join(root, p);
+    if (!p.startsWith(".bin") && existsSync(full)) walk(full, (f) => (removed += statSync(f).size));
+    rmSync(full, { recursive: true, force: true });
+  }
+  const geo = compactGeoData(path.join(root, "fast-geoip/data"));
+  return { removed, geoBefore: geo.before, geoAfter: geo.after };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const r = slimNodeModules(path.resolve(process.argv[2] ?? "node_modules"));
+  const mb = (n) => `${Math.round(n / 1e6)} MB`;
+  console.log(`slim-node-modules: ${mb(r.removed)} of unread files removed; fast-geoip ranges ${mb(r.geoBefore)} -> ${mb(r.geoAfter)}`);
+}

@@ -1,0 +1,108 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+/**
+ * Every way to get the command line wrong: one line `{"error": "USAGE", "message"}` on stderr naming
+ * what is wrong, exit code 2, nothing on stdout, and no database opened (the data directory stays
+ * empty); another failure (here a configuration error) exits 1; --help and --version exit 0.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const tsx = path.join(root, "node_modules/.bin/tsx");
+
+type Run = { code: number; stdout: string; stderr: string; dataDir: string };
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "cli-errors-"));
+  const childEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATA_DIR: dataDir, LOG_LEVEL: "silent", ...env };
+  return new Promise((resolve) => {
+    execFile(tsx, ["server/cli.ts", ...args], { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, dataDir });
+    });
+  });
+}
+
+/** The one line of a failure, parsed; fails the test when stderr is anything else. */
+function failure(r: Run): { error: string; message: string } {
+  const lines = r.stderr.trimEnd().split("\n");
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(r.stdout).toBe("");
+  return JSON.parse(lines[0]) as { error: string; message: string };
+}
+
+async function expectUsage(args: string[], names: string) {
+  const r = await cli(args);
+  const f = failure(r);
+  expect([r.code, f.error], `cli ${args.join(" ")}`).toEqual([2, "USAGE"]);
+  expect(f.message, `cli ${args.join(" ")}`).toContain(names);
+  expect(f.message).toContain("--help");
+  expect(readdirSync(r.dataDir), "nothing opened in DATA_DIR").toEqual([]);
+}
+
+/** Each command with a valid set of its required options. */
+const COMMANDS: [string, string[]][] = [
+  ["user:create", ["--email", "a@example.com"]],
+  ["token:create", ["--email", "a@example.com"]],
+  ["user:list", []],
+  ["user:delete", ["--email", "a@example.com"]],
+  ["token:revoke", ["--id", "tok_x"]],
+  ["reports:list", []],
+  ["backup:create", ["--out", "b.jsonl.gz"]],
+  ["backup:restore", ["--in", "b.jsonl.gz"]],
+  ["db:migrate", []],
+  ["links:import", ["--email", "a@example.com", "--file", "links.csv"]],
+];
+
+describe("the command line's usage errors (exit code 2, one line)", () => {
+  it("an unknown command names it", async () => {
+    await expectUsage(["links:frobnicate"], "unknown command links:frobnicate");
+  });
+
+  it("no command at all says so", async () => {
+    await expectUsage([], "no command given");
+  });
+
+  it("an unknown option names it, for every command", async () => {
+    for (const [command, ok] of COMMANDS) await expectUsage([command, ...ok, "--frobnicate"], "--frobnicate");
+  }, 180_000);
+
+  it("a required option left out is named, for every command that has one", async () => {
+    for (const [command, ok] of COMMANDS) {
+      if (!ok.length) continue;
+      await expectUsage([command], `${command} needs ${ok[0]}`);
+    }
+  }, 180_000);
+
+  it("an option given without its value names the option", async () => {
+    await expectUsage(["user:delete", "--email"], "--email");
+  });
+
+  it("a stray argument names it", async () => {
+    await expectUsage(["user:list", "extra"], "unexpected argument extra");
+  });
+});
+
+describe("the command line's other answers", () => {
+  it("a configuration error is one line with exit code 1", async () => {
+    const r = await cli(["user:list"], { APP_URL: "not a url" });
+    const f = failure(r);
+    expect([r.code, f.error]).toEqual([1, "CONFIG"]);
+    expect(f.message).toContain("APP_URL");
+  });
+
+  it("--help after a command prints the help and exits 0", async () => {
+    const r = await cli(["user:create", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("exit code 1 (2 for a wrong command line");
+    expect(r.stderr).toBe("");
+  });
+
+  it("--version exits 0 with the version on stdout", async () => {
+    const r = await cli(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\S+ \d+\.\d+\.\d+\n$/);
+  });
+});

@@ -1,0 +1,339 @@
+// Aggregated analytics: clicks and daily unique visitors grouped by one dimension (analytics.breakdown).
+import { and, eq, inArray, isNull, or, sql, type SQL } from "drizzle-orm";
+import { clicks } from "../../../db/schema";
+import { validation } from "../../domain/errors";
+import type { AppServices } from "../../core/services";
+import type { Actor } from "../../trpc/context";
+import { findOwnLink } from "../links";
+import { bounds, tsBetween, workspaceLinkIds, type LinkIds } from "./analytics.service";
+import {
+  BREAKDOWN_LIMIT_DEFAULT,
+  FILTER_DIMENSIONS,
+  MAX_HOUR_BUCKETS,
+  type BreakdownBy,
+  type BreakdownDto,
+  type BreakdownQuery,
+  type FilterDimension,
+  type LinkBreakdownInput,
+  type WorkspaceBreakdownInput,
+} from "./breakdown.schema";
+import { NONE } from "./overview.schema";
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+/** Day buckets per answer: a century, far more than any range of real clicks. */
+const MAX_DAY_BUCKETS = 36_600;
+
+/** The host of the referrer URL in lower case (userinfo and port dropped); null without a referrer or when it is not a URL. */
+export const referrerDomainSql = sql`lower(substring(${clicks.referer} from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#:]+)'))`;
+
+/** The SQL value of each click attribute. `os` is the stored `platform`. */
+const ATTRIBUTE: Record<FilterDimension | "link", SQL> = {
+  link: sql`${clicks.linkId}`,
+  country: sql`${clicks.country}`,
+  region: sql`${clicks.region}`,
+  city: sql`${clicks.city}`,
+  device: sql`${clicks.device}`,
+  os: sql`${clicks.platform}`,
+  browser: sql`${clicks.browser}`,
+  referrer_domain: referrerDomainSql,
+  rule: sql`${clicks.rule}`,
+  variant: sql`${clicks.variant}`,
+  trigger: sql`${clicks.trigger}`,
+};
+
+function filterConditions(q: BreakdownQuery): SQL[] {
+  return FILTER_DIMENSIONS.flatMap((k) => {
+    const v = q[k];
+    if (v === undefined) return [];
+    return [v === NONE ? isNull(ATTRIBUTE[k]) : eq(ATTRIBUTE[k], v)];
+  });
+}
+
+/** Rows of a raw query: node-postgres and PGlite answer `{rows}`, postgres.js the array itself. */
+async function rowsOf<T>(app: AppServices, query: SQL): Promise<T[]> {
+  const r = (await app.db.execute(query)) as unknown as { rows: T[] } | T[];
+  return Array.isArray(r) ? r : r.rows;
+}
+
+/** A zone ICU knows but PostgreSQL does not is the caller's 400, not our 500. */
+async function inZone<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (/time zone/i.test(String((e as Error)?.message))) throw validation({ tz: ["is not a time zone this server knows"] });
+    throw e;
+  }
+}
+
+/**
+ * The start (ms) of every local day or hour bucket that [lo, hi) touches, oldest first, computed by
+ * PostgreSQL's zone rules. Hours are found in absolute time (a local hour starts where the local
+ * minute is 0, checked every 15 minutes, which every zone's offset is a multiple of), so the hour a
+ * DST change repeats is two buckets and the hour it skips is none.
+ */
+async function bucketStarts(app: AppServices, by: "day" | "hour", tz: string, lo: number, hi: number): Promise<number[]> {
+  const rows = await inZone(() =>
+    rowsOf<{ s: unknown }>(
+      app,
+      by === "day"
+        ? sql`select (extract(epoch from (g::timestamp at time zone ${tz})) * 1000)::bigint as s
+            from generate_series((to_timestamp(${lo} / 1000.0) at time zone ${tz})::date::timestamp,
+              (to_timestamp(${hi - 1} / 1000.0) at time zone ${tz})::date::timestamp, interval '1 day') g order by 1`
+        : sql`select (extract(epoch from g) * 1000)::bigint as s
+            from generate_series(to_timestamp(${Math.floor((lo - HOUR_MS) / 900_000) * 900} ), to_timestamp(${hi - 1} / 1000.0), interval '15 minutes') g
+            where extract(minute from (g at time zone ${tz})) = 0 order by 1`,
+    ),
+  );
+  const starts = rows.map((r) => Number(r.s));
+  // The first bucket is the one holding `lo`.
+  let first = 0;
+  while (first + 1 < starts.length && starts[first + 1] <= lo) first++;
+  return starts.slice(first);
+}
+
+type Grouped = { gk: unknown; k: string | number | null; clicks: unknown; visitors: unknown };
+
+/**
+ * One pass over the selected clicks: clicks per key, daily visitor keys per key (distinct per UTC
+ * day, then summed over days) and the same two for the whole selection (a visitor counted under
+ * two keys is one visitor of the total).
+ */
+async function grouped(app: AppServices, key: SQL, where: SQL, opts: { text: boolean; limit?: number }): Promise<Grouped[]> {
+  // Byte order ("C") for text: keys sort the same on every database, and grouping a million
+  // visitor keys by byte comparison is twice as fast as by the database's language collation.
+  const k = opts.text ? sql`${key} collate "C"` : key;
+  const query = sql`with sel as (select ${k} as k, ${clicks.timestamp} / ${DAY_MS} as d, ${clicks.visitor} collate "C" as v from ${clicks} where ${where}),
+      g as (select k, d, v, grouping(k) as gk, count(*) as n from sel group by grouping sets ((k, d, v), (d, v)))
+    select gk, k, sum(n) as clicks, count(v) as visitors from g group by gk, k
+    order by gk desc, clicks desc, k asc nulls last${opts.limit !== undefined ? sql` limit ${opts.limit + 1}` : sql``}`;
+  // A group per visitor and day: with the default 4 MB of work memory the planner sorts on disk
+  // instead of hashing in memory, several times slower on a million clicks.
+  return app.db.transaction(async (tx) => {
+    await tx.execute(sql`set local work_mem = '64MB'`);
+    const r = (await tx.execute(query)) as unknown as { rows: Grouped[] } | Grouped[];
+    return Array.isArray(r) ? r : r.rows;
+  });
+}
+
+const DAYS_OR_HOURS = new Set<BreakdownBy>(["day", "hour"]);
+
+type Counts = { clicks: number; visitors: number };
+type Summed = { rows: Map<string | number | null, Counts>; total: Counts };
+
+/**
+ * A breakdown of a whole workspace without filters, by country or by day, over the whole UTC days
+ * of [lo, hi) from the summaries the click storage keeps (db/schema/analytics.ts), and over the
+ * partial days at either edge from the clicks. Visitors are distinct per UTC day, so the days add
+ * up. By day, a local day's visitors of a UTC day are the day's visitor keys that clicked in one of
+ * the local day's hours (the hours bitmask), so this needs buckets starting on whole hours; null
+ * when the summaries cannot answer (the caller reads the clicks instead).
+ */
+async function fromSummaries(
+  app: AppServices,
+  workspaceId: string,
+  ids: LinkIds,
+  by: "country" | "day",
+  lo: number,
+  hi: number,
+  starts: number[] = [],
+): Promise<Summed | null> {
+  const d0 = Math.ceil(lo / DAY_MS);
+  const d1 = Math.floor(hi / DAY_MS);
+  if (d0 >= d1 || starts.some((s) => s % HOUR_MS !== 0)) return null;
+  const rows = new Map<string | number | null, Counts>();
+  const total = { clicks: 0, visitors: 0 };
+  const add = (k: string | number | null, c: number, v: number) => {
+    const r = rows.get(k) ?? { clicks: 0, visitors: 0 };
+    r.clicks += c;
+    r.visitors += v;
+    rows.set(k, r);
+  };
+  const edges = [...(lo < d0 * DAY_MS ? [tsBetween(lo, d0 * DAY_MS)] : []), ...(d1 * DAY_MS < hi ? [tsBetween(d1 * DAY_MS, hi)] : [])];
+  const bucketOf = sql`${`{${starts.join(",")}}`}::bigint[]`;
+  if (edges.length) {
+    const key = by === "country" ? ATTRIBUTE.country : sql`width_bucket(${clicks.timestamp}, ${bucketOf})`;
+    const edge = await grouped(app, key, and(inArray(clicks.linkId, ids), edges.length === 1 ? edges[0] : or(...edges))!, { text: by === "country" });
+    for (const r of edge) {
+      if (Number(r.gk) === 1) {
+        total.clicks += Number(r.clicks);
+        total.visitors += Number(r.visitors);
+      } else add(by === "country" ? (r.k === null ? null : String(r.k)) : Number(r.k), Number(r.clicks), Number(r.visitors));
+    }
+  }
+  const hours = sql`workspace_id = ${workspaceId} and hour >= ${d0 * DAY_MS} and hour < ${d1 * DAY_MS}`;
+  const days = sql`workspace_id = ${workspaceId} and day >= ${d0} and day < ${d1}`;
+  const [clicked, visited, [all]] = await Promise.all([
+    rowsOf<{ k: unknown; n: unknown }>(
+      app,
+      by === "country"
+        ? sql`select country as k, sum(clicks) as n from click_hour_countries where ${hours} group by 1`
+        : sql`select width_bucket(hour, ${bucketOf}) as k, sum(clicks) as n from click_hour_countries where ${hours} group by 1`,
+    ),
+    by === "country"
+      ? rowsOf<{ k: unknown; n: unknown }>(app, sql`select value as k, sum(visitors) as n from click_day_visitors where ${days} and dim = 'country' group by 1`)
+      : visitorsByBucket(app, workspaceId, d0, d1, starts),
+    rowsOf<{ n: unknown }>(app, sql`select coalesce(sum(visitors), 0) as n from click_day_visitors where ${days} and dim = 'total'`),
+  ]);
+  const keyOf = (k: unknown) => (by === "country" ? (k === "" ? null : String(k)) : Number(k));
+  for (const r of clicked) {
+    add(keyOf(r.k), Number(r.n), 0);
+    total.clicks += Number(r.n);
+  }
+  for (const r of visited) add(keyOf(r.k), 0, Number(r.n));
+  total.visitors += Number(all?.n ?? 0);
+  return { rows, total };
+}
+
+/**
+ * Visitors per local day bucket (width_bucket's number over `starts`) of the whole UTC days
+ * [d0, d1): for each UTC day and bucket it overlaps, the hours of the day in the bucket as a bitmask,
+ * matched against each visitor key's hours of that day.
+ */
+async function visitorsByBucket(app: AppServices, workspaceId: string, d0: number, d1: number, starts: number[]) {
+  const masks = new Map<string, { d: number; b: number; mask: number }>();
+  let b = 0;
+  for (let d = d0; d < d1; d++) {
+    for (let h = 0; h < 24; h++) {
+      const t = d * DAY_MS + h * HOUR_MS;
+      while (b < starts.length && starts[b] <= t) b++;
+      const key = `${d} ${b}`;
+      const m = masks.get(key) ?? { d, b, mask: 0 };
+      m.mask |= 1 << h;
+      masks.set(key, m);
+    }
+  }
+  const list = [...masks.values()];
+  const arr = (f: (m: { d: number; b: number; mask: number }) => number) => `{${list.map(f).join(",")}}`;
+  return rowsOf<{ k: unknown; n: unknown }>(
+    app,
+    sql`select m.b as k, count(*) as n
+      from unnest(${arr((m) => m.d)}::int[], ${arr((m) => m.b)}::int[], ${arr((m) => m.mask)}::int[]) as m(d, b, mask)
+      join click_visitor_days v on v.workspace_id = ${workspaceId} and v.day = m.d and (v.hours & m.mask) <> 0
+      group by 1`,
+  );
+}
+
+const byClicks = (a: [string | number | null, Counts], b: [string | number | null, Counts]) =>
+  b[1].clicks - a[1].clicks || (a[0] === b[0] ? 0 : a[0] === null ? 1 : b[0] === null ? -1 : a[0] < b[0] ? -1 : 1);
+
+async function breakdownOf(app: AppServices, ids: LinkIds, q: BreakdownQuery, now: number, workspaceId?: string): Promise<BreakdownDto> {
+  const tz = q.tz ?? "UTC";
+  const head = { by: q.by, from: q.from ?? null, to: q.to ?? null, tz };
+  const empty = { ...head, total: { clicks: 0, visitors: 0 }, rows: [] };
+  const filters = filterConditions(q);
+  const scope = (lo: number, hi: number) => and(inArray(clicks.linkId, ids), tsBetween(lo, hi), ...filters)!;
+  const part: BreakdownPart = { app, ids, q, tz, head, empty, filtered: filters.length > 0, scope, workspaceId };
+  return DAYS_OR_HOURS.has(q.by) ? timeBreakdown(part, now) : attributeBreakdown(part);
+}
+
+/** What both kinds of breakdown start from. */
+type BreakdownPart = {
+  app: AppServices;
+  ids: LinkIds;
+  q: BreakdownQuery;
+  tz: string;
+  head: Pick<BreakdownDto, "by" | "from" | "to" | "tz">;
+  empty: BreakdownDto;
+  filtered: boolean;
+  scope: (lo: number, hi: number) => SQL;
+  workspaceId?: string;
+};
+
+/** By an attribute of the click (country, browser, …, link): the largest groups first. */
+async function attributeBreakdown({ app, ids, q, tz, head, empty, filtered, scope, workspaceId }: BreakdownPart): Promise<BreakdownDto> {
+  const b = bounds({ from: q.from, to: q.to });
+  if (!b) return empty;
+  if (q.tz !== undefined) await inZone(() => rowsOf(app, sql`select now() at time zone ${tz}`));
+  const by = q.by as FilterDimension | "link";
+  const summed = workspaceId && !filtered && by === "country" ? await fromSummaries(app, workspaceId, ids, "country", b.lo, b.hi) : null;
+  if (summed)
+    return {
+      ...head,
+      total: summed.total,
+      rows: [...summed.rows]
+        .sort(byClicks)
+        .slice(0, q.limit ?? BREAKDOWN_LIMIT_DEFAULT)
+        .map(([key, c]) => ({ key: key as string | null, ...c })),
+    };
+  const numeric = by === "variant";
+  const rows = await grouped(app, ATTRIBUTE[by], scope(b.lo, b.hi), { text: !numeric, limit: q.limit ?? BREAKDOWN_LIMIT_DEFAULT });
+  const total = rows.find((r) => Number(r.gk) === 1);
+  return {
+    ...head,
+    total: { clicks: Number(total?.clicks ?? 0), visitors: Number(total?.visitors ?? 0) },
+    rows: rows
+      .filter((r) => Number(r.gk) === 0)
+      .slice(0, q.limit ?? BREAKDOWN_LIMIT_DEFAULT)
+      .map((r) => ({ key: r.k === null ? null : numeric ? Number(r.k) : String(r.k), clicks: Number(r.clicks), visitors: Number(r.visitors) })),
+  };
+}
+
+/** By day or hour: every bucket of the range, zeros included. An open start is the first click's. */
+async function timeBreakdown({ app, ids, q, tz, head, empty, filtered, scope, workspaceId }: BreakdownPart, now: number): Promise<BreakdownDto> {
+  let from = q.from;
+  let to = q.to;
+  if (from === undefined || to === undefined) {
+    const whole = bounds({ from, to });
+    if (!whole) return empty;
+    const [r] = await rowsOf<{ lo: unknown; hi: unknown }>(
+      app,
+      sql`select min(${clicks.timestamp}) as lo, max(${clicks.timestamp}) as hi from ${clicks} where ${scope(whole.lo, whole.hi)}`,
+    );
+    if (from === undefined) {
+      if (r?.lo == null) {
+        if (q.tz !== undefined) await inZone(() => rowsOf(app, sql`select now() at time zone ${tz}`));
+        return empty;
+      }
+      from = Number(r.lo);
+    }
+    to ??= Math.max(now, r?.hi == null ? 0 : Number(r.hi));
+  }
+  const b = bounds({ from, to });
+  if (!b) return empty;
+  const hours = (b.hi - b.lo) / HOUR_MS;
+  if (q.by === "hour" ? hours > MAX_HOUR_BUCKETS : hours / 24 > MAX_DAY_BUCKETS) {
+    const most = q.by === "hour" ? `${MAX_HOUR_BUCKETS} hours` : `${MAX_DAY_BUCKETS} days`;
+    throw validation({ [q.from === undefined ? "to" : "from"]: [`by=${q.by} covers at most ${most}: narrow from and to`] });
+  }
+  const starts = await bucketStarts(app, q.by as "day" | "hour", tz, b.lo, b.hi);
+  // The bucket of a click is found by binary search over the starts (an integer compare per step),
+  // not by time-zone arithmetic per click.
+  const summed = workspaceId && !filtered && q.by === "day" ? await fromSummaries(app, workspaceId, ids, "day", b.lo, b.hi, starts) : null;
+  if (summed)
+    return {
+      ...head,
+      total: summed.total,
+      rows: starts.map((s, i) => ({ key: s, clicks: summed.rows.get(i + 1)?.clicks ?? 0, visitors: summed.rows.get(i + 1)?.visitors ?? 0 })),
+    };
+  const key = sql`width_bucket(${clicks.timestamp}, ${`{${starts.join(",")}}`}::bigint[])`;
+  const rows = await grouped(app, key, scope(b.lo, b.hi), { text: false });
+  const byBucket = new Map(rows.filter((r) => Number(r.gk) === 0).map((r) => [Number(r.k), r]));
+  const total = rows.find((r) => Number(r.gk) === 1);
+  return {
+    ...head,
+    total: { clicks: Number(total?.clicks ?? 0), visitors: Number(total?.visitors ?? 0) },
+    rows: starts.map((s, i) => {
+      const r = byBucket.get(i + 1);
+      return { key: s, clicks: Number(r?.clicks ?? 0), visitors: Number(r?.visitors ?? 0) };
+    }),
+  };
+}
+
+/**
+ * `GET /analytics/breakdown`: the workspace's short links (deleted ones included, linktree-owned
+ * ones excluded, as `GET /analytics`), or the one `link_id` (else 404).
+ */
+export async function workspaceBreakdown(app: AppServices, actor: Actor, input: WorkspaceBreakdownInput, now = Date.now()): Promise<BreakdownDto> {
+  const { link_id, ...q } = input;
+  const { ids } = await workspaceLinkIds(app, actor, link_id);
+  // The summaries cover a whole workspace's short links.
+  return breakdownOf(app, ids, q, now, link_id === undefined ? actor.workspaceId : undefined);
+}
+
+/** `GET /links/{id}/analytics/breakdown`: any link of the workspace, deleted ones included (as `GET /links/{id}/analytics`). */
+export async function linkBreakdown(app: AppServices, actor: Actor, input: LinkBreakdownInput, now = Date.now()): Promise<BreakdownDto> {
+  const { id, ...q } = input;
+  const link = await findOwnLink(app.db, actor, id);
+  return breakdownOf(app, [link.id], q, now);
+}

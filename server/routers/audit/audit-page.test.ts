@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { auditEvents } from "../../../db/schema";
+import { createTestServer, http, type TestServer } from "../../test/harness";
+import { caller, invitationToken, person, type Person } from "../workspaces/teams.test-helper";
+
+/** The dashboard's audit log page and the viewer role's marks on the team pages. */
+let t: TestServer;
+let call: ReturnType<typeof caller>;
+let owner: Person;
+let ws: string;
+beforeAll(async () => {
+  t = await createTestServer({}, { remix: true });
+  call = caller(() => t.api);
+  owner = await person(t);
+  ws = (await call("POST", "/workspaces", owner.cookie, { name: "Audited" })).json.id;
+  await call("POST", `/workspaces/${ws}/switch`, owner.cookie);
+});
+afterAll(() => t?.close());
+
+const page = (path: string, who: Person) => http(`${t.appUrl}${path}`, { headers: who.cookie });
+
+describe("the audit log page", () => {
+  it("shows an owner the workspace's events, newest first, with who and which fields", async () => {
+    const link = (await call("POST", "/links", owner.cookie, { url: "https://example.com/page", tags: ["a"] })).json.id;
+    const r = await page("/settings/audit", owner);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain("Audit log");
+    expect(r.text).toContain(owner.email);
+    expect(r.text).toContain("created a link");
+    expect(r.text).toContain(link);
+    expect(r.text).toContain("tags, url");
+    expect(r.text.indexOf("created a link")).toBeLessThan(r.text.indexOf("created a workspace"));
+  });
+
+  it("filters by the address's person, action and object, and its page links keep them", async () => {
+    const rows = Array.from({ length: 55 }, (_, i) => ({
+      id: `g${String(i).padStart(7, "0")}`,
+      workspaceId: ws,
+      at: 1_600_000_000_000 + i,
+      actorUserId: owner.id,
+      actorEmail: owner.email,
+      actorTokenId: null,
+      action: "domain.created",
+      targetType: "domain",
+      targetId: `d${i}`,
+      changes: ["name"],
+    }));
+    await t.app.db.insert(auditEvents).values(rows);
+    const r = await page(`/settings/audit?action=domain.created&target_type=domain&actor=${owner.id}`, owner);
+    expect(r.status).toBe(200);
+    expect(r.text.match(/data-testid="audit-row"/g)).toHaveLength(50);
+    expect(r.text).not.toContain("created a link");
+    const older = r.text.match(/href="(\/settings\/audit\?[^"]*cursor=[^"]*)"/)?.[1].replaceAll("&amp;", "&");
+    expect(older).toBeDefined();
+    const q = new URL(older!, t.appUrl).searchParams;
+    expect([q.get("actor"), q.get("action"), q.get("target_type")]).toEqual([owner.id, "domain.created", "domain"]);
+    const next = await page(older!, owner);
+    expect(next.text.match(/data-testid="audit-row"/g)).toHaveLength(5);
+    expect(next.text).toContain('<option value="domain.created" selected="">domain.created</option>');
+  });
+
+  it("a bulk change reads as the field and the number of links it changed", async () => {
+    const dashboard = t.caller(owner.cookie);
+    const ids = [];
+    for (const u of ["https://example.com/p1", "https://example.com/p2"]) ids.push((await call("POST", "/links", owner.cookie, { url: u })).json.id);
+    await dashboard.link.bulkTag({ ids, add: ["spring"] });
+    const r = await page("/settings/audit?action=link.bulk_updated", owner);
+    expect(r.text).toContain("changed several links");
+    expect(r.text).toContain("tags on 2 links");
+  });
+
+  it("a malformed filter marks its field and shows no events, never an error page", async () => {
+    const r = await page("/settings/audit?target_id=a%20b", owner);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('aria-invalid="true"');
+    expect(r.text).not.toContain('data-testid="audit-row"');
+  });
+
+  it("tells a member or viewer that only owners can read it, and shows no events", async () => {
+    const viewer = await person(t);
+    await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: viewer.email, role: "viewer" });
+    await call("POST", "/invites/accept", viewer.cookie, { token: invitationToken(t.app, viewer.email) });
+    await call("POST", `/workspaces/${ws}/switch`, viewer.cookie);
+    const r = await page("/settings/audit", viewer);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain("Only owners of this workspace can read its audit log.");
+    expect(r.text).not.toContain('data-testid="audit-row"');
+    // The layout says what a viewer may do, and the tokens page does not offer to make one.
+    expect(r.text).toContain('data-testid="viewer-note"');
+    const tokens = await page("/settings/tokens", viewer);
+    expect(tokens.text).toContain('data-testid="viewer-rule"');
+  });
+
+  it("the members page offers Viewer in its role pickers", async () => {
+    const r = await page(`/workspaces/${ws}`, owner);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('<option value="viewer">Viewer</option>');
+  });
+});

@@ -1,0 +1,2 @@
+// What other resources may use of audit. Their files import audit only through here.
+export {};

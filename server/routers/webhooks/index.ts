@@ -1,0 +1,2 @@
+// What other resources may use of webhooks. Their files import webhooks only through here.
+export {};

@@ -1,0 +1,92 @@
+// The container image ships fast-geoip's range files compacted (scripts/slim-node-modules.mjs): every
+// address must get the same place from them as from the files the package ships.
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { compactGeoData, compactRanges } from "../../../scripts/slim-node-modules.mjs";
+
+type Row = [number, number | null, number | null, number | null, number?];
+type Place = { country: string; region: string; city: string; timezone: string; ll: [number, number] } | null;
+type GeoIp = { lookup(ip: string): Promise<Place> };
+
+const require = createRequire(import.meta.url);
+const pkgDir = path.dirname(require.resolve("fast-geoip/package.json"));
+const dataDir = path.join(pkgDir, "data");
+const { binarySearch } = require(path.join(pkgDir, "build/utils.js")) as { binarySearch: (list: unknown[], item: number, key: (x: never) => number) => number };
+const first = (r: Row) => r[0];
+const rangeFiles = readdirSync(dataDir).filter((n) => /^\d+\.json$/.test(n));
+// Every file and many addresses take about a minute: with IMAGE_TEST=1 (the image's check), else a sample.
+const full = process.env.IMAGE_TEST === "1";
+const checkedFiles = full ? rangeFiles : rangeFiles.filter((_, i) => i % 60 === 0);
+
+describe("fast-geoip range files compacted for the image", () => {
+  const work = mkdtempSync(path.join(tmpdir(), "geo-compact-"));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it("every range of every file keeps its location and coordinates", () => {
+    let probes = 0;
+    const differing: string[] = [];
+    for (const name of checkedFiles) {
+      const rows = JSON.parse(readFileSync(path.join(dataDir, name), "utf8")) as Row[];
+      const compact = compactRanges(rows) as Row[];
+      rows.forEach((r, i) => {
+        // The first and the last address of each original range.
+        const last = i + 1 < rows.length ? rows[i + 1][0] - 1 : r[0];
+        for (const ip of [r[0], last]) {
+          probes++;
+          const c = compact[binarySearch(compact, ip, first)];
+          if (c[1] !== r[1] || c[2] !== r[2] || c[3] !== r[3]) differing.push(`${name} ${ip}`);
+        }
+      });
+    }
+    expect(probes).toBeGreaterThan(full ? 1_000_000 : 50_000);
+    expect(differing.slice(0, 5)).toEqual([]);
+  }, 180_000);
+
+  it("the library answers random public addresses the same from the compacted files", async () => {
+    // A copy of the package whose range files are the compacted ones; the index and location files
+    // are the package's own.
+    const copy = path.join(work, "fast-geoip");
+    cpSync(path.join(pkgDir, "build"), path.join(copy, "build"), { recursive: true });
+    cpSync(path.join(pkgDir, "package.json"), path.join(copy, "package.json"));
+    // Without IMAGE_TEST only the sampled range files are compacted (the others stay the shipped
+    // ones), and the addresses are drawn from their ranges.
+    const sampled = new Set(checkedFiles);
+    mkdirSync(path.join(copy, "data"));
+    for (const name of readdirSync(dataDir)) {
+      const compactedHere = /^\d+\.json$/.test(name) && (full || sampled.has(name));
+      if (!compactedHere) symlinkSync(path.join(dataDir, name), path.join(copy, "data", name));
+    }
+    compactGeoData(dataDir, path.join(copy, "data"), full ? undefined : checkedFiles);
+    const shipped = require(pkgDir) as GeoIp;
+    const compacted = require(copy) as GeoIp;
+
+    let seed = 20261127;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const dotted = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join(".");
+    const starts = checkedFiles.flatMap((name) => (JSON.parse(readFileSync(path.join(dataDir, name), "utf8")) as Row[]).map((r) => r[0]));
+    const ips = Array.from({ length: full ? 1500 : 150 }, () =>
+      full
+        ? [1 + Math.floor(random() * 223), 0, 0, 0].map((o, i) => (i ? Math.floor(random() * 256) : o)).join(".")
+        : dotted(starts[Math.floor(random() * starts.length)] + Math.floor(random() * 64)),
+    );
+    let found = 0;
+    for (const ip of ips) {
+      const [a, b] = await Promise.all([shipped.lookup(ip), compacted.lookup(ip)]);
+      if (a) found++;
+      expect(b && { country: b.country, region: b.region, city: b.city, timezone: b.timezone, ll: b.ll }, ip).toEqual(
+        a && { country: a.country, region: a.region, city: a.city, timezone: a.timezone, ll: a.ll },
+      );
+    }
+    expect(found).toBeGreaterThan(ips.length / 3);
+  }, 180_000);
+
+  it("the compacted files are smaller", () => {
+    const out = path.join(work, "sizes");
+    cpSync(path.join(dataDir, rangeFiles[0]), path.join(out, rangeFiles[0]));
+    const { before, after } = compactGeoData(out);
+    expect(after).toBeLessThan(before);
+  });
+});

@@ -1,0 +1,168 @@
+import { eq } from "drizzle-orm";
+import type { OpenApiMeta } from "trpc-openapi";
+import type { DbOrTx } from "../../db/client";
+import { apiTokens, auditEvents, users } from "../../db/schema";
+import type { Actor } from "../domain/types";
+import { BASE36, randomString } from "../lib/ids";
+import { isObject } from "../lib/input";
+
+/**
+ * The audit log's one writer. Every mutation that succeeds is looked up here by its procedure path
+ * and meta: a rule of its own (`meta.audit`, or RULES below for procedures without a REST path), or
+ * one derived from its REST method and path (POST /links → link.created, PATCH /links/{id} →
+ * link.updated, POST /domains/{id}/verify → domain.verified). So a new REST write is logged with no
+ * code of its own, and a test walks every mutation to make sure each one has been decided.
+ * `changes` holds member names only, never their values, so no password or secret can reach the log;
+ * a bulk call or an import holds its counts instead.
+ */
+export type AuditEvent = {
+  workspaceId: string;
+  action: string;
+  targetType: string;
+  targetId: string | null;
+  changes: string[] | Record<string, number> | null;
+};
+
+export type AuditCall = { actor: Actor; input: Record<string, unknown>; output: unknown; db: DbOrTx };
+export type AuditRule = (call: AuditCall) => AuditEvent[] | Promise<AuditEvent[]>;
+
+type MetaLike = { openapi?: OpenApiMeta["openapi"]; audit?: AuditRule | false };
+
+/** Member names of an input, less the path parameters that name the target. */
+export const memberNames = (input: Record<string, unknown>, omit: readonly string[] = []) =>
+  Object.keys(input)
+    .filter((k) => !omit.includes(k))
+    .sort();
+
+const idOf = (output: unknown): string | null => {
+  if (!isObject(output)) return null;
+  if (typeof output.id === "string") return output.id;
+  if (isObject(output.record) && typeof output.record.id === "string") return output.record.id;
+  return null;
+};
+
+const singular = (word: string) => (word.endsWith("ies") ? `${word.slice(0, -3)}y` : word.endsWith("s") ? word.slice(0, -1) : word);
+const pastTense = (verb: string) => {
+  const [first, ...rest] = verb.split(/[-_]/);
+  const done = first.endsWith("e") ? `${first}d` : first.endsWith("y") ? `${first.slice(0, -1)}ied` : `${first}ed`;
+  return [done, ...rest].join("_");
+};
+
+/**
+ * The rule a REST write gets from its method and path: the last plural segment is the target type;
+ * a last segment that is not a plural (POST /domains/{id}/verify) is a verb done to the one before it.
+ */
+export function derivedRule(method: string, path: string): AuditRule | null {
+  if (method === "GET") return null;
+  const parts = path.split("/").filter(Boolean);
+  const params = parts.filter((p) => p.startsWith("{")).map((p) => p.slice(1, -1));
+  const literals = parts.filter((p) => !p.startsWith("{"));
+  const lastPart = parts.at(-1) ?? "";
+  const lastLiteral = literals.at(-1) ?? "";
+  const verb = !lastPart.startsWith("{") && !lastLiteral.endsWith("s") && literals.length > 1 ? lastLiteral : null;
+  const type = singular(verb ? literals.at(-2)! : lastLiteral);
+  const targetParam = lastPart.startsWith("{") || verb ? params.at(-1) : undefined;
+  const action = verb ? pastTense(verb) : method === "POST" ? "created" : method === "DELETE" ? "deleted" : "updated";
+  return ({ actor, input, output }) => {
+    const targetId = targetParam ? String(input[targetParam] ?? "") || null : idOf(output);
+    const changes = method === "DELETE" ? [] : memberNames(input, params);
+    return [{ workspaceId: actor.workspaceId, action: `${type}.${action}`, targetType: type, targetId, changes }];
+  };
+}
+
+/** Mutations without a REST path (the dashboard's own) and those whose path says too little. */
+const RULES: Record<string, AuditRule | false> = {
+  // A bulk call is one event with its counts, like an import: which links it reached is not kept.
+  "link.bulk": ({ actor, output }) => {
+    const count = (key: string) => (isObject(output) && Array.isArray(output[key]) ? (output[key] as unknown[]).length : 0);
+    return [bulkEvent(actor, "link.bulk_created", { created: count("created"), rejected: count("errors") })];
+  },
+  // The dashboard's bulk actions, on chosen links or on every link a filter matches: how many links
+  // the member was changed on (or were deleted).
+  "link.bulkTag": bulk("link.bulk_updated", "tags"),
+  "link.bulkExpiry": bulk("link.bulk_updated", "expires_at"),
+  "link.bulkDelete": bulk("link.bulk_deleted", "deleted"),
+  "link.bulkArchive": bulk("link.bulk_updated", "archived"),
+  "link.bulkTagMatching": bulk("link.bulk_updated", "tags"),
+  "link.bulkExpiryMatching": bulk("link.bulk_updated", "expires_at"),
+  "link.bulkDeleteMatching": bulk("link.bulk_deleted", "deleted"),
+  "link.bulkArchiveMatching": bulk("link.bulk_updated", "archived"),
+  "linktree.reorderItems": ({ actor, input }) => [
+    { workspaceId: actor.workspaceId, action: "linktree.updated", targetType: "linktree", targetId: String(input.id ?? "") || null, changes: ["items"] },
+  ],
+  // Reading a file changes nothing; the import itself is one event with its counts, written when it ends.
+  "imports.inspect": false,
+  "imports.start": false,
+  // Sign-in, the caller's own account and sessions, and abuse reports are not a workspace's doing.
+  "auth.start": false,
+  "auth.verify": false,
+  "auth.logout": false,
+  "auth.oidcStart": false,
+  "auth.oidcCallback": false,
+  "account.update": false,
+  "account.changeEmail": false,
+  "account.verifyEmail": false,
+  "account.delete": false,
+  "account.setAvatar": false,
+  "session.revoke": false,
+  "report.create": false,
+  "report.dismiss": false,
+  "report.deleteLink": false,
+  "workspace.switch": false,
+  // A test delivery and a destination check change nothing of the workspace.
+  "webhook.test": false,
+  "health.check": false,
+};
+
+const bulkEvent = (actor: Actor, action: string, counts: Record<string, number>): AuditEvent => ({
+  workspaceId: actor.workspaceId,
+  action,
+  targetType: "link",
+  targetId: null,
+  changes: counts,
+});
+
+/** A bulk action answers `{updated}`: the number of links it changed, logged under `member`. */
+function bulk(action: string, member: string): AuditRule {
+  return ({ actor, output }) => {
+    const n = isObject(output) && typeof output.updated === "number" ? output.updated : 0;
+    return [bulkEvent(actor, action, { [member]: n })];
+  };
+}
+
+/** The rule of a procedure; undefined: none decided (the walk over every mutation fails on it). */
+export function auditRuleOf(path: string, meta: MetaLike | undefined): AuditRule | false | undefined {
+  if (meta?.audit !== undefined) return meta.audit;
+  if (Object.hasOwn(RULES, path)) return RULES[path];
+  if (meta?.openapi) return derivedRule(meta.openapi.method, meta.openapi.path) ?? undefined;
+  return undefined;
+}
+
+/** The workspace a token belongs to (revoking one of another workspace logs it there). */
+export async function tokenWorkspace(db: DbOrTx, tokenId: string): Promise<string | null> {
+  const [row] = await db.select({ workspaceId: apiTokens.workspaceId }).from(apiTokens).where(eq(apiTokens.id, tokenId)).limit(1);
+  return row?.workspaceId ?? null;
+}
+
+/** The writer the audit middleware calls; a test swaps it for one that fails, to see the change go too. */
+export const auditWriter = { write: (db: DbOrTx, actor: Pick<Actor, "userId" | "tokenId">, events: AuditEvent[]) => writeAuditEvents(db, actor, events) };
+
+/** Writes events as done by `actor` (its e-mail as it is now, the token when a token did it). */
+export async function writeAuditEvents(db: DbOrTx, actor: Pick<Actor, "userId" | "tokenId">, events: AuditEvent[], at = Date.now()): Promise<void> {
+  if (!events.length) return;
+  const [user] = await db.select({ email: users.email }).from(users).where(eq(users.id, actor.userId)).limit(1);
+  await db.insert(auditEvents).values(
+    events.map((e) => ({
+      id: randomString(8, BASE36),
+      workspaceId: e.workspaceId,
+      at,
+      actorUserId: actor.userId,
+      actorEmail: user?.email ?? null,
+      actorTokenId: actor.tokenId ?? null,
+      action: e.action,
+      targetType: e.targetType,
+      targetId: e.targetId,
+      changes: e.changes,
+    })),
+  );
+}
