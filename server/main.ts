@@ -39,8 +39,10 @@ async function main() {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, "draining");
+    // The step the drain is in: a timed-out drain names it, so the log says what held the stop up.
+    let step = "drain delay";
     const force = setTimeout(() => {
-      app.log.error("drain timed out");
+      app.log.error({ step, clicksBuffered: app.clicks?.buffered }, "drain timed out");
       process.exit(1);
     }, 15_000);
     try {
@@ -53,11 +55,17 @@ async function main() {
       if (config.drainDelayMs) await new Promise((r) => setTimeout(r, config.drainDelayMs));
       force.refresh(); // the 15 s for closing start now
       force.unref();
+      step = "in-flight requests";
       await running.close(); // stop accepting, finish in-flight requests
+      step = "import batch";
       await imports.stop(); // finish the import batch in progress, give the job back
+      step = "health checks";
       await healthChecks.stop(); // checks still running keep their lease and are taken again later
+      step = "webhook deliveries";
       await webhookWorker.stop(); // the attempts in flight end (10 s at most) and are recorded
+      step = "buffered clicks";
       await app.close(); // flush buffered clicks, then rate limits, mail, read routing
+      step = "database";
       await database.close();
       app.log.info("stopped");
       process.exit(exitCode);

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { LruCache } from "../lib/lru";
-import { CacheReader } from "./cache-reader";
+import { CacheReader, READ_DEADLINE_MS } from "./cache-reader";
 
 type Entry = { v: string; at: number };
 const down = Object.assign(new Error("down"), { code: "ECONNREFUSED" });
@@ -62,5 +62,31 @@ describe("cache reader", () => {
     const never = () => ((started = true), new Promise<string>(() => {}));
     expect(await r.read("f", never, t0 + 5_000)).toBe("kept");
     expect(started).toBe(true); // tried again in the background
+  });
+
+  it("a read the source never answers fails as unavailable at its deadline: the stale entry is the answer, or the read fails", async () => {
+    vi.useFakeTimers();
+    try {
+      const timedOut = new CacheReader<Entry, string>({
+        cache: new LruCache<Entry>(10),
+        fresh: (e, now) => now - e.at < 100,
+        valueOf: (e) => e.v,
+        entryOf: (v, now) => ({ v, at: now }),
+        staleWhileError: { isUnavailable: (e) => (e as { code?: string }).code === "ETIMEDOUT", retryMs: 1_000 },
+      });
+      const never = () => new Promise<string>(() => {});
+      // No entry to fall back on: the read fails once the deadline passes.
+      const bare = timedOut.read("n", never, 0);
+      const failed = expect(bare).rejects.toMatchObject({ code: "ETIMEDOUT" });
+      await vi.advanceTimersByTimeAsync(READ_DEADLINE_MS);
+      await failed;
+      // An expired entry: it is the answer once the deadline passes.
+      await timedOut.read("s", async () => "kept", 0);
+      const stale = timedOut.read("s", never, 500);
+      await vi.advanceTimersByTimeAsync(READ_DEADLINE_MS);
+      expect(await stale).toBe("kept");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

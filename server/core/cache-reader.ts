@@ -1,4 +1,12 @@
+import { withTimeout } from "../../db/client";
 import type { LruCache } from "../lib/lru";
+
+/**
+ * Longest a read of the source may take. A connection reset at the wrong moment can leave a driver
+ * query that never settles; past this the read fails as "unavailable" (ETIMEDOUT), so the caller
+ * gets the stale entry or a 503 instead of waiting for ever, and a graceful stop is not held up.
+ */
+export const READ_DEADLINE_MS = 5_000;
 
 export type CacheReaderOptions<E, V> = {
   cache: LruCache<E>;
@@ -60,7 +68,7 @@ export class CacheReader<E, V> {
     const version = cache.version;
     let value: V;
     try {
-      value = await load();
+      value = await withTimeout(load(), READ_DEADLINE_MS);
     } catch (e) {
       if (!swe) throw e;
       if (swe.isUnavailable(e)) this.outageUntil = Date.now() + swe.retryMs;

@@ -61,6 +61,28 @@ describe("one process, three origins", () => {
   });
 });
 
+describe("stopping", () => {
+  it("a stop cuts a connection whose request is still unfinished after the grace, instead of waiting for it", async () => {
+    const port = await freePort();
+    const t = await createTestApp({ APP_URL: `http://app.localhost:${port}`, REDIRECT_URL: `http://go.localhost:${port}` });
+    const running = await startServers(t.app, { remix: false });
+    try {
+      // Headers begun and never finished: node:http neither answers nor counts the connection idle.
+      const socket = net.connect(port, "127.0.0.1");
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      socket.write(`GET /no-such-slug HTTP/1.1\r\nHost: go.localhost:${port}\r\n`);
+      const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+      socket.on("error", () => {});
+      await new Promise((r) => setTimeout(r, 100));
+      const stopped = await Promise.race([running.close(300).then(() => "stopped"), new Promise((r) => setTimeout(() => r("still waiting"), 5_000))]);
+      expect(stopped).toBe("stopped");
+      await closed;
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe("SIGTERM", () => {
   it("drains and exits 0", async () => {
     const [appPort, redirectPort] = [await freePort(), await freePort()];

@@ -26,7 +26,10 @@ function subApp(app: AppServices) {
   return e;
 }
 
-export type RunningServers = { servers: http.Server[]; close(): Promise<void>; ports: number[] };
+/** How long a stop waits for in-flight requests before cutting their connections. */
+export const DRAIN_GRACE_MS = 5_000;
+
+export type RunningServers = { servers: http.Server[]; close(graceMs?: number): Promise<void>; ports: number[] };
 
 /** The three origins: the API, the dashboard (Remix) and the redirect host, each a plain request handler. */
 function createOrigins(app: AppServices, opts: { remix?: boolean }): Origin[] {
@@ -119,8 +122,16 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
   return {
     servers,
     ports,
-    async close() {
+    async close(graceMs = DRAIN_GRACE_MS) {
       readiness.close();
+      // A request still unanswered after the grace (a client that stopped reading, a handler
+      // waiting on something that never came) would hold the stop up for ever: its connection is cut.
+      const cut = setTimeout(() => {
+        void Promise.all(servers.map((s) => new Promise<number>((r) => s.getConnections((_e, n) => r(n ?? 0))))).then((open) => {
+          app.log.warn({ connections: open.reduce((a, b) => a + b, 0), graceMs }, "connections still open after the drain's grace were cut");
+          for (const s of servers) s.closeAllConnections();
+        });
+      }, graceMs);
       await Promise.all(
         servers.map(
           (s) =>
@@ -130,6 +141,7 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
             }),
         ),
       );
+      clearTimeout(cut);
     },
   };
 }
