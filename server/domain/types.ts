@@ -39,3 +39,10 @@ export type ResponseSink = {
   setHeader(name: string, value: string): void;
   appendHeader(name: string, value: string): void;
 };
+
+/**
+ * The HTTP exchange a call came through, for the few services that read the browser's cookies or
+ * set them (sign-in, sessions): the request's facts and where its answer's headers go. Every door
+ * (REST, /trpc, the dashboard's caller) has one; the tRPC context is one.
+ */
+export type Exchange = { req: RequestInfo; res: ResponseSink };

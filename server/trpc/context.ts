@@ -2,9 +2,9 @@ import type { Request, Response } from "express";
 import type { Db } from "../../db/client";
 import type { AppServices } from "../core/services";
 import { resolveAuth, type AuthResult } from "../core/auth";
-import type { Actor, RequestInfo, ResponseSink } from "../domain/types";
+import type { Actor, Exchange, RequestInfo, ResponseSink } from "../domain/types";
 
-export type { Actor, RequestInfo, ResponseSink };
+export type { Actor, Exchange, RequestInfo, ResponseSink };
 
 export type Context = {
   app: AppServices;

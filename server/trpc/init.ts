@@ -5,6 +5,7 @@ import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from "@trpc/server/
 import type { OpenApiMeta } from "trpc-openapi";
 import type { z } from "zod";
 import { AppError, fromZodError, toPublicError } from "../domain/errors";
+import type { AppServices } from "../core/services";
 import type { Actor, Context } from "./context";
 import { consumePlanRequest } from "../lib/rate-limit";
 import { isObject, withRuntimeIssues, type FieldIssue } from "../lib/input";
@@ -299,7 +300,7 @@ export function outputContract<T extends z.ZodTypeAny>(schema: T, check: boolean
 }
 
 /** A check of the raw input that needs the runtime (configuration, database, the caller). */
-export type RuntimeCheck = (ctx: Context, actor: Actor | null, raw: Record<string, unknown>) => FieldIssue[] | Promise<FieldIssue[]>;
+export type RuntimeCheck = (app: AppServices, actor: Actor | null, raw: Record<string, unknown>) => FieldIssue[] | Promise<FieldIssue[]>;
 
 /**
  * Runs `check` before `schema` parses the input, and answers its failures together with the
@@ -312,7 +313,7 @@ export const runtimeChecks = (schema: z.ZodTypeAny, check: RuntimeCheck) =>
     if (isObject(rawInput)) {
       const actor = (ctx as { actor?: Actor | null }).actor ?? null;
       const extra = await Promise.resolve()
-        .then(() => check(ctx, actor, rawInput))
+        .then(() => check(ctx.app, actor, rawInput))
         .catch(() => []);
       if (extra.length) throw fromZodError(await withRuntimeIssues(schema, rawInput, extra));
     }

@@ -7,7 +7,7 @@ import { normalizeEmail } from "../../lib/users";
 import { checkNoLoops } from "../links";
 import { afterLinkCommit, deleteWorkspaceLinks, linkTx } from "../links";
 import type { AppServices } from "../../core/services";
-import type { Actor, Context } from "../../trpc/context";
+import type { Actor, RequestInfo } from "../../trpc/context";
 import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "../auth";
 import type { AccountDto } from "./account.schema";
 
@@ -47,11 +47,16 @@ export async function setAvatar(app: AppServices, actor: Actor, avatarUrl: strin
 }
 
 /** Mails a code to the new address; nothing changes until account.verifyEmail confirms the code. */
-export async function startEmailChange(ctx: Context, userId: string, newEmail: string): Promise<void> {
-  const { app } = ctx;
+export async function startEmailChange(
+  app: Pick<AppServices, "db" | "config" | "limits" | "mail">,
+  actor: Actor,
+  newEmail: string,
+  from: Pick<RequestInfo, "ip">,
+): Promise<void> {
+  const { userId } = actor;
   const email = normalizeEmail(newEmail);
   // Past the address's cap over every caller: the same answer, without a mail (as for sign-in).
-  if (!(await consumeCodeMail(app.limits, ctx.req.ip, email))) return;
+  if (!(await consumeCodeMail(app.limits, from.ip, email))) return;
   const code = await createEmailCode(app.db, app.config.sessionSecret, { email, purpose: "email_change", userId });
   await app.mail.send(codeMail(email, code, "email_change"));
 }

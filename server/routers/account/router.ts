@@ -41,7 +41,7 @@ export const accountRouter = router({
     .input(changeEmailInput)
     .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
-      await startEmailChange(ctx, ctx.actor.userId, input.email);
+      await startEmailChange(ctx.app, ctx.actor, input.email, ctx.req);
     }),
 
   verifyEmail: sessionOnlyProcedure

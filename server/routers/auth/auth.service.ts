@@ -3,7 +3,8 @@ import { users } from "../../../db/schema";
 import { isUniqueViolation } from "../../domain/errors";
 import { consumeCodeMail } from "../../lib/rate-limit";
 import { createUserWithWorkspace, normalizeEmail } from "../../lib/users";
-import type { Context } from "../../trpc/context";
+import type { AppServices } from "../../core/services";
+import type { Actor, Exchange } from "../../trpc/context";
 import { getAccount } from "../account";
 import type { AccountDto } from "../account";
 import { startLoginSession } from "../sessions";
@@ -11,17 +12,19 @@ import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "./emai
 import { beginPendingSignIn, endPendingSignIn, pendingSignInHash } from "./pending-sign-in";
 import { maySignIn } from "./sign-in-policy";
 
+/** What sign-in reads and writes: accounts and codes, the send limits, the mail, sessions. */
+export type SignInDeps = Pick<AppServices, "db" | "config" | "limits" | "metrics" | "log" | "mail" | "lucia">;
+
 /**
  * Mails a sign-in code, bound to the calling browser's pending sign-in (its cookie). Known and
  * unknown addresses take the same path (no account oracle): sign-up and sign-in are one flow, the
  * account is made on the first verify. Only the caller's own send limits answer 429; past the
  * address's cap over every caller the answer is the same, without a mail.
  */
-export async function startSignIn(ctx: Context, rawEmail: string): Promise<void> {
-  const { app } = ctx;
+export async function startSignIn(app: SignInDeps, rawEmail: string, exchange: Exchange): Promise<void> {
   const email = normalizeEmail(rawEmail);
-  const allowed = await consumeCodeMail(app.limits, ctx.req.ip, email);
-  const pendingHash = beginPendingSignIn(ctx);
+  const allowed = await consumeCodeMail(app.limits, exchange.req.ip, email);
+  const pendingHash = beginPendingSignIn(app, exchange);
   if (!allowed) {
     app.metrics.rateLimited.inc({ limit: "signInPerEmail" });
     app.log.warn("sign-in code not mailed: the e-mail address's hourly cap is reached");
@@ -36,11 +39,12 @@ export async function startSignIn(ctx: Context, rawEmail: string): Promise<void>
   await app.mail.send(codeMail(email, code, "sign_in"));
 }
 
-export async function verifySignIn(ctx: Context, rawEmail: string, code: string): Promise<AccountDto> {
-  const { app } = ctx;
-  const email = normalizeEmail(rawEmail);
+/** Signs in with a mailed code: only the browser that asked for it (its pending-sign-in cookie) may try it. */
+export async function verifySignIn(app: SignInDeps, input: { email: string; code: string }, exchange: Exchange): Promise<AccountDto> {
+  const { code } = input;
+  const email = normalizeEmail(input.email);
   // A browser that asked for no code has none to try: nothing is read or counted.
-  const pendingHash = pendingSignInHash(ctx);
+  const pendingHash = pendingSignInHash(exchange);
   if (!pendingHash) throw invalidCode();
   const userId = await app.db.transaction(async (tx) => {
     const match = await consumeEmailCode(tx, app.config.sessionSecret, { purpose: "sign_in", email, pendingHash }, code);
@@ -59,13 +63,13 @@ export async function verifySignIn(ctx: Context, rawEmail: string, code: string)
     }
   });
   if (!userId) throw invalidCode(); // after commit, so the wrong try counts
-  endPendingSignIn(ctx);
-  const session = await startLoginSession(ctx, userId);
+  endPendingSignIn(app, exchange);
+  const session = await startLoginSession(app, userId, exchange);
   return getAccount(app.db, userId, session.workspaceId ?? undefined);
 }
 
-export async function logout(ctx: Context): Promise<void> {
-  const auth = await ctx.auth();
-  if (auth.actor?.sessionId) await ctx.app.lucia.invalidateSession(auth.actor.sessionId);
-  ctx.res.appendHeader("Set-Cookie", ctx.app.lucia.createBlankSessionCookie().serialize());
+/** Ends the caller's session (if it came with one) and clears the cookie either way. */
+export async function logout(app: Pick<AppServices, "lucia">, actor: Actor | null, exchange: Pick<Exchange, "res">): Promise<void> {
+  if (actor?.sessionId) await app.lucia.invalidateSession(actor.sessionId);
+  exchange.res.appendHeader("Set-Cookie", app.lucia.createBlankSessionCookie().serialize());
 }

@@ -6,7 +6,8 @@ import { users } from "../../../db/schema";
 import type { Config } from "../../config";
 import { AppError, isUniqueViolation } from "../../domain/errors";
 import { createUserWithWorkspace, normalizeEmail } from "../../lib/users";
-import type { Context } from "../../trpc/context";
+import type { AppServices } from "../../core/services";
+import type { Exchange } from "../../trpc/context";
 import { getAccount, type AccountDto } from "../account";
 import { startLoginSession } from "../sessions";
 import { maySignIn } from "./sign-in-policy";
@@ -22,6 +23,8 @@ export const OIDC_COOKIE = "app_oidc";
 const FLOW_TTL_MS = 10 * 60 * 1000;
 
 type Oidc = NonNullable<Config["oidc"]>;
+/** What single sign-on reads and writes: the configuration, accounts, sessions, and the log of refusals. */
+type OidcDeps = Pick<AppServices, "db" | "config" | "lucia" | "log">;
 type Flow = { state: string; nonce: string; verifier: string; redirectTo: string; until: number };
 
 export const callbackUrl = (config: Pick<Config, "appUrl">) => `${config.appUrl.href.replace(/\/+$/, "")}/auth/oidc/callback`;
@@ -52,9 +55,9 @@ function authorizationServer(oidc: Oidc): Promise<oauth.AuthorizationServer> {
 }
 
 /** The provider's configuration, or 503 SERVICE_UNAVAILABLE (logged) while it cannot be read. */
-function discover(ctx: Context, oidc: Oidc): Promise<oauth.AuthorizationServer> {
+function discover(app: OidcDeps, oidc: Oidc): Promise<oauth.AuthorizationServer> {
   return authorizationServer(oidc).catch((e: unknown) => {
-    ctx.app.log.warn({ step: "discovery", error: e instanceof Error ? e.message : String(e) }, "single sign-on refused");
+    app.log.warn({ step: "discovery", error: e instanceof Error ? e.message : String(e) }, "single sign-on refused");
     throw new AppError("SERVICE_UNAVAILABLE");
   });
 }
@@ -67,30 +70,30 @@ function clientAuth(as: oauth.AuthorizationServer, secret: string): oauth.Client
     : oauth.ClientSecretBasic(secret);
 }
 
-function configured(ctx: Context): Oidc {
-  const oidc = ctx.app.config.oidc;
+function configured(app: OidcDeps): Oidc {
+  const oidc = app.config.oidc;
   if (!oidc) throw new AppError("NOT_FOUND");
   return oidc;
 }
 
 const sign = (secret: string, payload: string) => createHmac("sha256", secret).update(`oidc:${payload}`).digest("base64url");
 
-function setFlowCookie(ctx: Context, value: string, maxAgeSeconds: number) {
-  ctx.res.appendHeader(
+function setFlowCookie(app: OidcDeps, exchange: Pick<Exchange, "res">, value: string, maxAgeSeconds: number) {
+  exchange.res.appendHeader(
     "Set-Cookie",
     serializeCookie(OIDC_COOKIE, value, {
       httpOnly: true,
       // Lax: the provider's redirect back is a top-level GET, which carries it.
       sameSite: "lax",
       path: "/",
-      secure: ctx.app.config.appUrl.protocol === "https:",
+      secure: app.config.appUrl.protocol === "https:",
       maxAge: maxAgeSeconds,
     }),
   );
 }
 
-function readFlow(ctx: Context): Flow | null {
-  const raw = ctx.req.headers.cookie;
+function readFlow(app: OidcDeps, exchange: Pick<Exchange, "req">): Flow | null {
+  const raw = exchange.req.headers.cookie;
   if (!raw) return null;
   let value: string | undefined;
   try {
@@ -100,7 +103,7 @@ function readFlow(ctx: Context): Flow | null {
   }
   const [payload, mac] = (value ?? "").split(".");
   if (!payload || !mac) return null;
-  const expected = Buffer.from(sign(ctx.app.config.sessionSecret, payload));
+  const expected = Buffer.from(sign(app.config.sessionSecret, payload));
   const given = Buffer.from(mac);
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
   try {
@@ -112,9 +115,9 @@ function readFlow(ctx: Context): Flow | null {
 }
 
 /** Begins a sign-in: answers the provider's authorization URL and sets the flow's cookie. */
-export async function startOidcSignIn(ctx: Context, redirectTo: string): Promise<{ url: string }> {
-  const oidc = configured(ctx);
-  const as = await discover(ctx, oidc);
+export async function startOidcSignIn(app: OidcDeps, redirectTo: string, exchange: Exchange): Promise<{ url: string }> {
+  const oidc = configured(app);
+  const as = await discover(app, oidc);
   if (!as.authorization_endpoint) throw new AppError("SERVICE_UNAVAILABLE");
   const flow: Flow = {
     state: oauth.generateRandomState(),
@@ -125,7 +128,7 @@ export async function startOidcSignIn(ctx: Context, redirectTo: string): Promise
   };
   const url = new URL(as.authorization_endpoint);
   url.searchParams.set("client_id", oidc.clientId);
-  url.searchParams.set("redirect_uri", callbackUrl(ctx.app.config));
+  url.searchParams.set("redirect_uri", callbackUrl(app.config));
   url.searchParams.set("response_type", "code");
   url.searchParams.set("scope", "openid email");
   url.searchParams.set("state", flow.state);
@@ -133,7 +136,7 @@ export async function startOidcSignIn(ctx: Context, redirectTo: string): Promise
   url.searchParams.set("code_challenge", await oauth.calculatePKCECodeChallenge(flow.verifier));
   url.searchParams.set("code_challenge_method", "S256");
   const payload = Buffer.from(JSON.stringify(flow)).toString("base64url");
-  setFlowCookie(ctx, `${payload}.${sign(ctx.app.config.sessionSecret, payload)}`, FLOW_TTL_MS / 1000);
+  setFlowCookie(app, exchange, `${payload}.${sign(app.config.sessionSecret, payload)}`, FLOW_TTL_MS / 1000);
   return { url: url.href };
 }
 
@@ -144,38 +147,38 @@ export async function startOidcSignIn(ctx: Context, redirectTo: string): Promise
  * exchange: 503 SERVICE_UNAVAILABLE. An e-mail the provider did not verify, or a new address while
  * sign-ups are off: 403 FORBIDDEN.
  */
-export async function finishOidcSignIn(ctx: Context, query: string): Promise<{ account: AccountDto; redirectTo: string }> {
-  const oidc = configured(ctx);
-  const flow = readFlow(ctx);
+export async function finishOidcSignIn(app: OidcDeps, query: string, exchange: Exchange): Promise<{ account: AccountDto; redirectTo: string }> {
+  const oidc = configured(app);
+  const flow = readFlow(app, exchange);
   // The flow is used once, whatever happens next.
-  setFlowCookie(ctx, "", 0);
+  setFlowCookie(app, exchange, "", 0);
   if (!flow) throw new AppError("UNAUTHORIZED");
-  const step: Step = { ctx, oidc, as: await discover(ctx, oidc), client: { client_id: oidc.clientId } };
+  const step: Step = { app, oidc, as: await discover(app, oidc), client: { client_id: oidc.clientId } };
   const { claims, accessToken } = await exchangeCode(step, flow, query);
   const address = normalizeEmail(await verifiedEmail(step, claims, accessToken));
-  const userId = await userFor(ctx.app, address);
+  const userId = await userFor(app, address);
   if (!userId) throw new AppError("FORBIDDEN");
-  const session = await startLoginSession(ctx, userId);
-  return { account: await getAccount(ctx.app.db, userId, session.workspaceId ?? undefined), redirectTo: flow.redirectTo };
+  const session = await startLoginSession(app, userId, exchange);
+  return { account: await getAccount(app.db, userId, session.workspaceId ?? undefined), redirectTo: flow.redirectTo };
 }
 
-type Step = { ctx: Context; oidc: Oidc; as: oauth.AuthorizationServer; client: oauth.Client };
+type Step = { app: OidcDeps; oidc: Oidc; as: oauth.AuthorizationServer; client: oauth.Client };
 
 /** Logs why a step refused the sign-in, and the answer it becomes. */
-function refused(ctx: Context, step: string, e: unknown, code: "UNAUTHORIZED" | "SERVICE_UNAVAILABLE" = "UNAUTHORIZED"): AppError {
+function refused(app: OidcDeps, step: string, e: unknown, code: "UNAUTHORIZED" | "SERVICE_UNAVAILABLE" = "UNAUTHORIZED"): AppError {
   const error = e instanceof oauth.AuthorizationResponseError ? e.error : e instanceof Error ? e.message : String(e);
-  ctx.app.log.warn({ step, error }, "single sign-on refused");
+  app.log.warn({ step, error }, "single sign-on refused");
   return new AppError(code);
 }
 
 /** The callback's state checked and its code exchanged for a validated ID token (with the flow's PKCE verifier and nonce). */
-async function exchangeCode({ ctx, oidc, as, client }: Step, flow: Flow, query: string): Promise<{ claims: oauth.IDToken; accessToken: string }> {
+async function exchangeCode({ app, oidc, as, client }: Step, flow: Flow, query: string): Promise<{ claims: oauth.IDToken; accessToken: string }> {
   let params: URLSearchParams;
   try {
     // Also where the provider's own error answer (the person cancelled: access_denied) ends up.
     params = oauth.validateAuthResponse(as, client, new URLSearchParams(query), flow.state);
   } catch (e) {
-    throw refused(ctx, "authorization response", e);
+    throw refused(app, "authorization response", e);
   }
   // A provider that cannot be reached, times out or fails with a 5xx while exchanging the code is
   // down, not refusing: the person may try again later.
@@ -186,24 +189,24 @@ async function exchangeCode({ ctx, oidc, as, client }: Step, flow: Flow, query: 
       client,
       clientAuth(as, oidc.clientSecret),
       params,
-      callbackUrl(ctx.app.config),
+      callbackUrl(app.config),
       flow.verifier,
       httpOptions(oidc),
     );
   } catch (e) {
-    throw refused(ctx, "token request", e, "SERVICE_UNAVAILABLE");
+    throw refused(app, "token request", e, "SERVICE_UNAVAILABLE");
   }
-  if (response.status >= 500) throw refused(ctx, "token request", `status ${response.status}`, "SERVICE_UNAVAILABLE");
+  if (response.status >= 500) throw refused(app, "token request", `status ${response.status}`, "SERVICE_UNAVAILABLE");
   try {
     const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: flow.nonce, requireIdToken: true });
     return { claims: oauth.getValidatedIdTokenClaims(result)!, accessToken: result.access_token };
   } catch (e) {
-    throw refused(ctx, "token response", e);
+    throw refused(app, "token response", e);
   }
 }
 
 /** The person's e-mail address, when the provider says it verified it; else 403 FORBIDDEN. */
-async function verifiedEmail({ ctx, oidc, as, client }: Step, claims: oauth.IDToken, accessToken: string): Promise<string> {
+async function verifiedEmail({ app, oidc, as, client }: Step, claims: oauth.IDToken, accessToken: string): Promise<string> {
   let { email, email_verified: verified } = claims as { email?: unknown; email_verified?: unknown };
   // Providers that keep the e-mail out of the ID token answer it from the userinfo endpoint.
   if (typeof email !== "string" && as.userinfo_endpoint) {
@@ -211,13 +214,13 @@ async function verifiedEmail({ ctx, oidc, as, client }: Step, claims: oauth.IDTo
     try {
       info = await oauth.userInfoRequest(as, client, accessToken, httpOptions(oidc));
     } catch (e) {
-      throw refused(ctx, "userinfo request", e, "SERVICE_UNAVAILABLE");
+      throw refused(app, "userinfo request", e, "SERVICE_UNAVAILABLE");
     }
-    if (info.status >= 500) throw refused(ctx, "userinfo request", `status ${info.status}`, "SERVICE_UNAVAILABLE");
+    if (info.status >= 500) throw refused(app, "userinfo request", `status ${info.status}`, "SERVICE_UNAVAILABLE");
     try {
       ({ email, email_verified: verified } = await oauth.processUserInfoResponse(as, client, claims.sub, info));
     } catch (e) {
-      throw refused(ctx, "userinfo response", e);
+      throw refused(app, "userinfo response", e);
     }
   }
   // Microsoft Entra ID never sends email_verified; its optional claim xms_edov says the address's
@@ -228,7 +231,7 @@ async function verifiedEmail({ ctx, oidc, as, client }: Step, claims: oauth.IDTo
 }
 
 /** The account of this address, made on first sign-in when sign-ups allow it; null when they do not. */
-async function userFor(app: Context["app"], address: string): Promise<string | null> {
+async function userFor(app: OidcDeps, address: string): Promise<string | null> {
   return app.db.transaction(async (tx) => {
     const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, address));
     if (existing) return existing.id;

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { parse as parseCookie, serialize as serializeCookie } from "cookie";
 import { sha256 } from "../../lib/crypto";
-import type { Context } from "../../trpc/context";
+import type { AppServices } from "../../core/services";
+import type { Exchange } from "../../trpc/context";
 import { CODE_TTL_MS } from "./email-codes";
 
 /**
@@ -15,8 +16,8 @@ export const PENDING_COOKIE = "app_signin";
 /** 32 random bytes in base64url. */
 const VALUE_RE = /^[A-Za-z0-9_-]{43}$/;
 
-function readPending(ctx: Pick<Context, "req">): string | null {
-  const raw = ctx.req.headers.cookie;
+function readPending(exchange: Pick<Exchange, "req">): string | null {
+  const raw = exchange.req.headers.cookie;
   if (!raw) return null;
   try {
     const value = parseCookie(String(raw))[PENDING_COOKIE];
@@ -26,20 +27,20 @@ function readPending(ctx: Pick<Context, "req">): string | null {
   }
 }
 
-function setCookie(ctx: Pick<Context, "app" | "res">, value: string, maxAgeSeconds: number) {
+function setCookie(app: Pick<AppServices, "config">, exchange: Pick<Exchange, "res">, value: string, maxAgeSeconds: number) {
   const cookie = serializeCookie(PENDING_COOKIE, value, {
     httpOnly: true,
     sameSite: "lax",
     path: "/",
-    secure: ctx.app.config.appUrl.protocol === "https:",
+    secure: app.config.appUrl.protocol === "https:",
     maxAge: maxAgeSeconds,
   });
-  ctx.res.appendHeader("Set-Cookie", cookie);
+  exchange.res.appendHeader("Set-Cookie", cookie);
 }
 
 /** Hash of the calling browser's pending sign-in, or null when it has none (then no code is its). */
-export function pendingSignInHash(ctx: Pick<Context, "req">): string | null {
-  const value = readPending(ctx);
+export function pendingSignInHash(exchange: Pick<Exchange, "req">): string | null {
+  const value = readPending(exchange);
   return value ? sha256(value) : null;
 }
 
@@ -48,13 +49,13 @@ export function pendingSignInHash(ctx: Pick<Context, "req">): string | null {
  * new code. A browser that already has one keeps its value, so every code it asked for stays usable
  * (the mail of an earlier "send a new code" may arrive last).
  */
-export function beginPendingSignIn(ctx: Pick<Context, "app" | "req" | "res">): string {
-  const value = readPending(ctx) ?? randomBytes(32).toString("base64url");
-  setCookie(ctx, value, CODE_TTL_MS / 1000);
+export function beginPendingSignIn(app: Pick<AppServices, "config">, exchange: Exchange): string {
+  const value = readPending(exchange) ?? randomBytes(32).toString("base64url");
+  setCookie(app, exchange, value, CODE_TTL_MS / 1000);
   return sha256(value);
 }
 
 /** Clears the cookie once the sign-in is done. */
-export function endPendingSignIn(ctx: Pick<Context, "app" | "res">): void {
-  setCookie(ctx, "", 0);
+export function endPendingSignIn(app: Pick<AppServices, "config">, exchange: Pick<Exchange, "res">): void {
+  setCookie(app, exchange, "", 0);
 }

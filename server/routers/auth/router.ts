@@ -41,7 +41,7 @@ export const authRouter = router({
     .input(startInput)
     .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
-      await startSignIn(ctx, input.email);
+      await startSignIn(ctx.app, input.email, ctx);
     }),
 
   verify: emailSignInProcedure
@@ -58,7 +58,7 @@ export const authRouter = router({
     })
     .input(verifyInput)
     .output(contract(accountOutput))
-    .mutation(({ ctx, input }) => verifySignIn(ctx, input.email, input.code)),
+    .mutation(({ ctx, input }) => verifySignIn(ctx.app, input, ctx)),
 
   logout: sessionOnlyProcedure
     .meta({
@@ -77,7 +77,7 @@ export const authRouter = router({
     .input(z.object({}).optional())
     .output(contract(z.void()))
     .mutation(async ({ ctx }) => {
-      await logout(ctx);
+      await logout(ctx.app, (await ctx.auth()).actor, ctx);
     }),
 
   // Dashboard-only (no REST): the sign-in page's choices and the single sign-on flow, which the
@@ -95,13 +95,13 @@ export const authRouter = router({
   oidcStart: publicProcedure
     .input(z.object({ redirect_to: text().max(2000) }).strict())
     .output(contract(z.object({ url: z.string() })))
-    .mutation(({ ctx, input }) => startOidcSignIn(ctx, input.redirect_to)),
+    .mutation(({ ctx, input }) => startOidcSignIn(ctx.app, input.redirect_to, ctx)),
 
   oidcCallback: publicProcedure
     .input(z.object({ query: text().max(8000) }).strict())
     .output(contract(z.object({ account: accountOutput, redirect_to: z.string() })))
     .mutation(async ({ ctx, input }) => {
-      const { account, redirectTo } = await finishOidcSignIn(ctx, input.query);
+      const { account, redirectTo } = await finishOidcSignIn(ctx.app, input.query, ctx);
       return { account, redirect_to: redirectTo };
     }),
 });

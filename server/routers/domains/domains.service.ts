@@ -166,16 +166,16 @@ const notFoundUrlIssues = (config: Config, domainName: string, url: unknown): Fi
   );
 
 /** POST /domains, before the schema (runtimeChecks): "not one of our own hosts" needs the configuration. */
-export const createDomainChecks: RuntimeCheck = (ctx, _actor, raw) => {
+export const createDomainChecks: RuntimeCheck = (app, _actor, raw) => {
   if (typeof raw.name !== "string" || hostNameProblems(raw.name, []).length) return [];
-  return hostNameProblems(raw.name, ownHosts(ctx.app.config)).map((message) => ({ field: "name", message }));
+  return hostNameProblems(raw.name, ownHosts(app.config)).map((message) => ({ field: "name", message }));
 };
 
 /** PATCH /domains/{id}, before the schema: the not-found page's host needs the stored domain. */
-export const updateDomainChecks: RuntimeCheck = async (ctx, actor, raw) => {
+export const updateDomainChecks: RuntimeCheck = async (app, actor, raw) => {
   if (!actor || typeof raw.id !== "string" || typeof raw.not_found_url !== "string") return [];
-  const row = await findOwnDomain(ctx.app.db, actor, raw.id).catch(() => null);
-  return row ? notFoundUrlIssues(ctx.app.config, row.name, raw.not_found_url) : [];
+  const row = await findOwnDomain(app.db, actor, raw.id).catch(() => null);
+  return row ? notFoundUrlIssues(app.config, row.name, raw.not_found_url) : [];
 };
 
 export async function updateDomain(app: AppServices, actor: Actor, input: UpdateDomainInput): Promise<DomainDto> {

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { AppError, isDatabaseUnavailable, toPublicError, type Fields } from "../../domain/errors";
 import { body, isObject, withRuntimeIssues } from "../../lib/input";
-import type { Actor, Context } from "../../trpc/context";
+import type { AppServices } from "../../core/services";
+import type { Actor, RequestInfo } from "../../trpc/context";
 import { createLinkInput, linkOutput, type CreateLinkInput, type LinkDto } from "./links.schema";
 import { createLink } from "./links.service";
 import { createLinkChecks } from "./runtime-checks";
@@ -41,23 +42,23 @@ const itemError = (index: number, e: { error: string; fields?: Fields }): BulkEr
  * `fields` POST /links would have answered. A database that is down before anything was created
  * fails the whole call (503); after that, the remaining items report it one by one.
  */
-export async function bulkCreateLinks(ctx: Context, actor: Actor, input: { links: CreateLinkInput[] }) {
+export async function bulkCreateLinks(app: AppServices, actor: Actor, input: { links: CreateLinkInput[] }, from: Pick<RequestInfo, "ip">) {
   const created: LinkDto[] = [];
   const errors: BulkError[] = [];
   for (const [index, item] of input.links.entries()) {
     if (item instanceof InvalidItem) {
       // With the checks POST /links runs before its schema, so the item lists what POST /links would.
-      const extra = isObject(item.raw) ? await createLinkChecks(ctx, actor, item.raw) : [];
+      const extra = isObject(item.raw) ? await createLinkChecks(app, actor, item.raw) : [];
       const failure = await withRuntimeIssues(createLinkInput, item.raw, extra);
       errors.push(itemError(index, toPublicError(failure.issues.length ? failure : new AppError("VALIDATION_FAILED")).body));
       continue;
     }
     try {
-      created.push(await createLink(ctx, actor, item));
+      created.push(await createLink(app, actor, item, from));
     } catch (e) {
       if (!(e instanceof AppError)) {
         if (!created.length && isDatabaseUnavailable(e)) throw e;
-        ctx.app.log.error({ err: e, index }, "bulk item failed");
+        app.log.error({ err: e, index }, "bulk item failed");
       }
       errors.push(itemError(index, toPublicError(e).body));
     }

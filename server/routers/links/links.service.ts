@@ -11,7 +11,7 @@ import type { AppServices } from "../../core/services";
 import { anyWebhookFor, enqueueWebhookEvent, enqueueWebhookEvents } from "../../core/webhook-outbox";
 import { domainNames, usableDomain } from "../domains";
 import { lockWorkspaceOrNotFound } from "../workspaces";
-import type { Actor, Context } from "../../trpc/context";
+import type { Actor, RequestInfo } from "../../trpc/context";
 import { inLinkTransaction, linkTx, type LinkRow, type NewLink } from "./link-store";
 import * as store from "./link-store";
 import { sameUrl, VARIANT_URL_MESSAGE, type CreateLinkInput, type LinkDto, type UpdateLinkInput } from "./links.schema";
@@ -100,9 +100,9 @@ const expiryRequired = () => new AppError("EXPIRATION_URL_WITHOUT_EXPIRY", { fie
 /** One link row in a transaction of its own, outside any cache: fixtures of tests and the bench. */
 export const insertLink = (db: DbOrTx, values: NewLink): Promise<LinkRow> => db.transaction((tx) => store.insertLink(linkTx(tx), values));
 
-export async function createLink(ctx: Context, actor: Actor | null, input: CreateLinkInput): Promise<LinkDto> {
-  const { app } = ctx;
-  if (!actor) await consume(app.limits, "anonymousCreate", ctx.req.ip);
+/** A new link in the caller's workspace; without an actor, in the public one, limited per address (`from`). */
+export async function createLink(app: AppServices, actor: Actor | null, input: CreateLinkInput, from: Pick<RequestInfo, "ip">): Promise<LinkDto> {
+  if (!actor) await consume(app.limits, "anonymousCreate", from.ip);
   checkNoLoops(app.config, input, input.domain);
   const workspaceId = actor?.workspaceId ?? PUBLIC_WORKSPACE_ID;
   const values = {

@@ -41,7 +41,7 @@ export const linkRouter = router({
     .use(runtimeChecks(createLinkInput, createLinkChecks))
     .input(createLinkInput)
     .output(contract(linkOutput))
-    .mutation(({ ctx, input }) => createLink(ctx, ctx.actor, input)),
+    .mutation(({ ctx, input }) => createLink(ctx.app, ctx.actor, input, ctx.req)),
 
   bulk: authedProcedure
     .meta({
@@ -61,7 +61,7 @@ export const linkRouter = router({
     })
     .input(bulkCreateInput)
     .output(contract(bulkCreateOutput))
-    .mutation(({ ctx, input }) => bulkCreateLinks(ctx, ctx.actor, input)),
+    .mutation(({ ctx, input }) => bulkCreateLinks(ctx.app, ctx.actor, input, ctx.req)),
 
   list: authedProcedure
     .meta({

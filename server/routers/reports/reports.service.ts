@@ -6,7 +6,7 @@ import { AppError, notFound } from "../../domain/errors";
 import { newId } from "../../lib/ids";
 import { consume } from "../../lib/rate-limit";
 import type { AppServices } from "../../core/services";
-import type { Context } from "../../trpc/context";
+import type { RequestInfo } from "../../trpc/context";
 import type { RuntimeCheck } from "../../trpc/init";
 import type { CreateReportInput, ReportDto } from "./reports.schema";
 import { parseReportedUrl, sameHost } from "./short-link-url";
@@ -20,12 +20,12 @@ const notAShortLink = (domain: string) => new AppError("NOT_A_SHORT_LINK", { fie
  * The report URL's host check, on the raw body (runtimeChecks): a URL of the right shape whose host
  * is no domain served here fails alongside the body's other failures.
  */
-export const reportUrlChecks: RuntimeCheck = async (ctx, _actor, raw) => {
+export const reportUrlChecks: RuntimeCheck = async (app, _actor, raw) => {
   if (typeof raw.url !== "string") return [];
   const parsed = parseReportedUrl(raw.url);
   // A malformed URL is the schema's failure; only a well-formed one on an unknown host is added.
-  if (!parsed || (await reportedNamespace(ctx.app, parsed.url)) !== undefined) return [];
-  return [{ field: "url", message: notAShortLinkMessage(ctx.app.config.redirectDomain), code: "NOT_A_SHORT_LINK" }];
+  if (!parsed || (await reportedNamespace(app, parsed.url)) !== undefined) return [];
+  return [{ field: "url", message: notAShortLinkMessage(app.config.redirectDomain), code: "NOT_A_SHORT_LINK" }];
 };
 
 /**
@@ -44,13 +44,12 @@ async function reportedNamespace(app: AppServices, url: URL | null): Promise<str
  * nothing, and both limits are spent before the lookup, so neither the body nor a 429 tells
  * whether a slug exists. The link itself is never touched.
  */
-export async function createReport(ctx: Context, input: CreateReportInput): Promise<{ ok: boolean }> {
-  const { app } = ctx;
+export async function createReport(app: AppServices, input: CreateReportInput, from: Pick<RequestInfo, "ip" | "headers">): Promise<{ ok: boolean }> {
   const parsed = parseReportedUrl(input.url);
   const domainId = parsed ? await reportedNamespace(app, parsed.url) : undefined;
   if (!parsed || domainId === undefined) throw notAShortLink(app.config.redirectDomain);
   const { slug } = parsed;
-  await consume(app.limits, "reportPerAddress", ctx.req.ip);
+  await consume(app.limits, "reportPerAddress", from.ip);
   // Per slug in its namespace: a branded domain's `x` is not the redirect domain's `x`.
   await consume(app.limits, "reportPerSlug", domainId === null ? slug : `${domainId}/${slug}`);
   const [link] = await app.db
@@ -59,7 +58,7 @@ export async function createReport(ctx: Context, input: CreateReportInput): Prom
     .where(and(eq(links.slug, slug), isNull(links.deletedAt), domainId === null ? isNull(links.domainId) : eq(links.domainId, domainId)))
     .limit(1);
   if (!link) return { ok: true };
-  const ua = ctx.req.headers["user-agent"];
+  const ua = from.headers["user-agent"];
   await app.db.insert(abuseReports).values({
     id: newId(),
     linkId: link.id,
@@ -68,7 +67,7 @@ export async function createReport(ctx: Context, input: CreateReportInput): Prom
     reason: input.reason,
     detail: input.detail ?? null,
     email: input.email ?? null,
-    ip: ctx.req.ip || null,
+    ip: from.ip || null,
     userAgent: typeof ua === "string" ? ua.slice(0, 1000) : null,
     createdAt: Date.now(),
   });

@@ -22,7 +22,7 @@ export const reportRouter = router({
     .use(runtimeChecks(createReportInput, reportUrlChecks))
     .input(createReportInput)
     .output(contract(createReportOutput))
-    .mutation(({ ctx, input }) => createReport(ctx, input)),
+    .mutation(({ ctx, input }) => createReport(ctx.app, input, ctx.req)),
 
   list: adminProcedure
     .meta({

@@ -39,6 +39,6 @@ export const sessionRouter = router({
     .input(sessionIdInput)
     .output(contract(z.void()))
     .mutation(async ({ ctx, input }) => {
-      await revokeSession(ctx, ctx.actor, input.id);
+      await revokeSession(ctx.app, ctx.actor, input.id, ctx);
     }),
 });

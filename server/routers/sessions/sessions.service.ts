@@ -4,7 +4,7 @@ import { notFound } from "../../domain/errors";
 import { readEdgeHeaders } from "../../lib/edge";
 import { parseUserAgent } from "../../lib/user-agent";
 import type { AppServices } from "../../core/services";
-import type { Actor, Context, RequestInfo } from "../../trpc/context";
+import type { Actor, Exchange, RequestInfo } from "../../trpc/context";
 import type { SessionDto } from "./sessions.schema";
 import { resumeLastWorkspace } from "../../lib/users";
 
@@ -17,7 +17,7 @@ const header = (req: RequestInfo, name: string) => {
 };
 
 /** Device, browser and platform from the edge's device hints (when trusted) or the User-Agent; place from the edge. */
-export function describeClient(app: AppServices, req: RequestInfo) {
+export function describeClient(app: Pick<AppServices, "config">, req: RequestInfo) {
   const edge = readEdgeHeaders(req.headers, app.config.edgeHeaders);
   const ua = header(req, "user-agent");
   const parsed = ua ? parseUserAgent(ua) : null;
@@ -35,10 +35,14 @@ export function describeClient(app: AppServices, req: RequestInfo) {
  * A lucia session (30 days, sliding) for a signed-in user, in the workspace they last used (null:
  * their personal one); sets the cookie on the answer.
  */
-export async function startLoginSession(ctx: Context, userId: string): Promise<{ id: string; workspaceId: string | null }> {
-  const session = await ctx.app.lucia.createSession(userId, { createdAt: Date.now(), ...describeClient(ctx.app, ctx.req) });
-  const workspaceId = await resumeLastWorkspace(ctx.app.db, userId, session.id);
-  ctx.res.appendHeader("Set-Cookie", ctx.app.lucia.createSessionCookie(session.id).serialize());
+export async function startLoginSession(
+  app: Pick<AppServices, "db" | "config" | "lucia">,
+  userId: string,
+  exchange: Exchange,
+): Promise<{ id: string; workspaceId: string | null }> {
+  const session = await app.lucia.createSession(userId, { createdAt: Date.now(), ...describeClient(app, exchange.req) });
+  const workspaceId = await resumeLastWorkspace(app.db, userId, session.id);
+  exchange.res.appendHeader("Set-Cookie", app.lucia.createSessionCookie(session.id).serialize());
   return { id: session.id, workspaceId };
 }
 
@@ -72,13 +76,13 @@ export async function listSessions(app: AppServices, actor: Actor): Promise<Sess
   }));
 }
 
-/** Ends the user's session(s) whose token ends with `id`; another user's session is not found. */
-export async function revokeSession(ctx: Context, actor: Actor, id: string): Promise<void> {
+/** Ends the user's session(s) whose token ends with `id` (the caller's own: its cookie is cleared); another user's session is not found. */
+export async function revokeSession(app: Pick<AppServices, "db" | "lucia">, actor: Actor, id: string, exchange: Pick<Exchange, "res">): Promise<void> {
   if (!/^[0-9a-z]{6}$/.test(id)) throw notFound();
-  const ended = await ctx.app.db
+  const ended = await app.db
     .delete(sessions)
     .where(and(eq(sessions.userId, actor.userId), like(sessions.id, `%${id}`)))
     .returning({ id: sessions.id });
   if (!ended.length) throw notFound();
-  if (ended.some((s) => s.id === actor.sessionId)) ctx.res.appendHeader("Set-Cookie", ctx.app.lucia.createBlankSessionCookie().serialize());
+  if (ended.some((s) => s.id === actor.sessionId)) exchange.res.appendHeader("Set-Cookie", app.lucia.createBlankSessionCookie().serialize());
 }

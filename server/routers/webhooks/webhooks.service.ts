@@ -42,9 +42,9 @@ async function checkEndpoint(app: AppServices, url: string): Promise<void> {
 }
 
 /** The same check before the schema runs, so `fields` names `url` together with any other failing member. */
-export const webhookUrlChecks: RuntimeCheck = async (ctx, _actor, raw) => {
+export const webhookUrlChecks: RuntimeCheck = async (app, _actor, raw) => {
   if (typeof raw.url !== "string") return [];
-  const problems = await endpointProblems(raw.url, ctx.app.config.webhookAllowPrivate ?? false);
+  const problems = await endpointProblems(raw.url, app.config.webhookAllowPrivate ?? false);
   return problems.map((message): FieldIssue => ({ field: "url", message }));
 };
 
