@@ -180,7 +180,13 @@ describe(`backups (${driver})`, () => {
         ]);
       }
     })();
-    await new Promise((r) => setTimeout(r, 500));
+    // Until the visits' clicks are being written (batched after the answers; slow on a busy machine):
+    // the backup must start while they go in.
+    for (let waited = 0; ; waited += 100) {
+      const [c] = await rowsOf<{ n: number }>(t.app.db, sql`select count(*)::int as n from clicks`);
+      if (Number(c.n) > source.clicks.rows || waited > 30_000) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const busy = path.join(tempDataDir(), "busy.jsonl.gz");
     const summary = await createBackup(t.app.db, busy);
     await new Promise((r) => setTimeout(r, 300));
