@@ -40,7 +40,7 @@ export async function updateAccount(db: DbOrTx, actor: Actor, name: string | nul
   return getAccount(db, actor.userId, actor.workspaceId);
 }
 
-export async function setAvatar(app: AppServices, actor: Actor, avatarUrl: string | null): Promise<AccountDto> {
+export async function setAvatar(app: Pick<AppServices, "config" | "db">, actor: Actor, avatarUrl: string | null): Promise<AccountDto> {
   checkNoLoops(app.config, { avatar_url: avatarUrl });
   await app.db.update(users).set({ avatarUrl }).where(eq(users.id, actor.userId));
   return getAccount(app.db, actor.userId, actor.workspaceId);
@@ -61,7 +61,7 @@ export async function startEmailChange(
   await app.mail.send(codeMail(email, code, "email_change"));
 }
 
-export async function verifyEmailChange(app: AppServices, actor: Actor, code: string): Promise<AccountDto> {
+export async function verifyEmailChange(app: Pick<AppServices, "config" | "db">, actor: Actor, code: string): Promise<AccountDto> {
   const { userId } = actor;
   const changed = await app.db.transaction(async (tx) => {
     const match = await consumeEmailCode(tx, app.config.sessionSecret, { purpose: "email_change", userId }, code);
@@ -110,7 +110,7 @@ export async function purgeWorkspace(tx: DbOrTx, workspaceId: string, into: Purg
 }
 
 /** After a committed purge: its short links stop on every instance, its domains stop being served and its tokens stop working. */
-export async function dropCaches(app: AppServices, purged: Purged): Promise<void> {
+export async function dropCaches(app: Pick<AppServices, "invalidateCredentials" | "invalidateDomains" | "invalidateSlugs">, purged: Purged): Promise<void> {
   await app.invalidateCredentials();
   await afterLinkCommit(app, purged.cacheKeys);
   if (purged.domains) await app.invalidateDomains();
@@ -122,7 +122,10 @@ export async function dropCaches(app: AppServices, purged: Purged): Promise<void
  * one the user is the only member of is deleted like the personal one; one where the user is the
  * last owner and others remain answers 409 LAST_OWNER and nothing changes.
  */
-export async function deleteAccount(app: AppServices, userId: string): Promise<void> {
+export async function deleteAccount(
+  app: Pick<AppServices, "db" | "invalidateCredentials" | "invalidateDomains" | "invalidateSlugs">,
+  userId: string,
+): Promise<void> {
   const purged = await app.db.transaction(async (tx) => {
     const [user] = await tx.select({ workspaceId: users.workspaceId, email: users.email }).from(users).where(eq(users.id, userId)).for("update");
     if (!user) throw notFound();

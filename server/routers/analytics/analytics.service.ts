@@ -170,7 +170,7 @@ export async function listClicks(db: DbOrTx, linkIds: LinkIds, range: Range = {}
 }
 
 /** `GET /links/{id}/analytics`: any link of the workspace, deleted ones included. */
-export async function linkAnalytics(app: AppServices, actor: Actor, id: string, range: Range): Promise<{ count: number; clicks: ClickEventDto[] }> {
+export async function linkAnalytics(app: Pick<AppServices, "db">, actor: Actor, id: string, range: Range): Promise<{ count: number; clicks: ClickEventDto[] }> {
   const link = await findOwnLink(app.db, actor, id);
   const [count, rows] = await Promise.all([countClicksTotal(app.db, [link.id], range), listClicks(app.db, [link.id], range)]);
   return { count, clicks: rows.map(toClickEvent) };
@@ -181,7 +181,7 @@ export async function linkAnalytics(app: AppServices, actor: Actor, id: string, 
  * ones excluded), or the one `linkId`, which must be such a link (else 404).
  */
 export async function workspaceAnalytics(
-  app: AppServices,
+  app: Pick<AppServices, "db">,
   actor: Actor,
   linkId: string | undefined,
   range: Range,
@@ -195,7 +195,7 @@ export async function workspaceAnalytics(
  * The short links `/analytics` covers: every one of the workspace (deleted ones included,
  * linktree-owned ones excluded), or the one `linkId`, which must be such a link (else 404).
  */
-export async function workspaceLinkIds(app: AppServices, actor: Actor, linkId: string | undefined): Promise<{ ids: LinkIds }> {
+export async function workspaceLinkIds(app: Pick<AppServices, "db">, actor: Actor, linkId: string | undefined): Promise<{ ids: LinkIds }> {
   const own = and(eq(links.workspaceId, actor.workspaceId), eq(links.kind, "link"));
   if (linkId !== undefined) {
     const [one] = await app.db
@@ -212,13 +212,13 @@ export async function workspaceLinkIds(app: AppServices, actor: Actor, linkId: s
 }
 
 /** The dashboard's CSV export: the clicks of `/analytics` with each click's visitor key (not part of the REST answer). */
-export async function exportClicks(app: AppServices, actor: Actor, linkId: string | undefined, range: Range) {
+export async function exportClicks(app: Pick<AppServices, "db">, actor: Actor, linkId: string | undefined, range: Range) {
   const rows = await listClicks(app.db, (await workspaceLinkIds(app, actor, linkId)).ids, range);
   return rows.map((r) => ({ ...toClickEvent(r), link_id: r.linkId, visitor: r.visitor }));
 }
 
 /** Clicks and unique visitors (distinct visitor keys) per UTC day, oldest first; days without clicks are left out. */
-export async function dailyVisitors(app: AppServices, actor: Actor, linkId: string | undefined, range: Range) {
+export async function dailyVisitors(app: Pick<AppServices, "db">, actor: Actor, linkId: string | undefined, range: Range) {
   const b = bounds(range);
   if (!b) return [];
   const { ids } = await workspaceLinkIds(app, actor, linkId);

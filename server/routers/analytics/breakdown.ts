@@ -51,7 +51,7 @@ function filterConditions(q: BreakdownQuery): SQL[] {
 }
 
 /** Rows of a raw query: node-postgres and PGlite answer `{rows}`, postgres.js the array itself. */
-async function rowsOf<T>(app: AppServices, query: SQL): Promise<T[]> {
+async function rowsOf<T>(app: Pick<AppServices, "db">, query: SQL): Promise<T[]> {
   const r = (await app.db.execute(query)) as unknown as { rows: T[] } | T[];
   return Array.isArray(r) ? r : r.rows;
 }
@@ -72,7 +72,7 @@ async function inZone<T>(run: () => Promise<T>): Promise<T> {
  * minute is 0, checked every 15 minutes, which every zone's offset is a multiple of), so the hour a
  * DST change repeats is two buckets and the hour it skips is none.
  */
-async function bucketStarts(app: AppServices, by: "day" | "hour", tz: string, lo: number, hi: number): Promise<number[]> {
+async function bucketStarts(app: Pick<AppServices, "db">, by: "day" | "hour", tz: string, lo: number, hi: number): Promise<number[]> {
   const rows = await inZone(() =>
     rowsOf<{ s: unknown }>(
       app,
@@ -99,7 +99,7 @@ type Grouped = { gk: unknown; k: string | number | null; clicks: unknown; visito
  * day, then summed over days) and the same two for the whole selection (a visitor counted under
  * two keys is one visitor of the total).
  */
-async function grouped(app: AppServices, key: SQL, where: SQL, opts: { text: boolean; limit?: number }): Promise<Grouped[]> {
+async function grouped(app: Pick<AppServices, "db">, key: SQL, where: SQL, opts: { text: boolean; limit?: number }): Promise<Grouped[]> {
   // Byte order ("C") for text: keys sort the same on every database, and grouping a million
   // visitor keys by byte comparison is twice as fast as by the database's language collation.
   const k = opts.text ? sql`${key} collate "C"` : key;
@@ -130,7 +130,7 @@ type Summed = { rows: Map<string | number | null, Counts>; total: Counts };
  * when the summaries cannot answer (the caller reads the clicks instead).
  */
 async function fromSummaries(
-  app: AppServices,
+  app: Pick<AppServices, "db">,
   workspaceId: string,
   ids: LinkIds,
   by: "country" | "day",
@@ -190,7 +190,7 @@ async function fromSummaries(
  * [d0, d1): for each UTC day and bucket it overlaps, the hours of the day in the bucket as a bitmask,
  * matched against each visitor key's hours of that day.
  */
-async function visitorsByBucket(app: AppServices, workspaceId: string, d0: number, d1: number, starts: number[]) {
+async function visitorsByBucket(app: Pick<AppServices, "db">, workspaceId: string, d0: number, d1: number, starts: number[]) {
   const masks = new Map<string, { d: number; b: number; mask: number }>();
   let b = 0;
   for (let d = d0; d < d1; d++) {

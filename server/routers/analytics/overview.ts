@@ -59,7 +59,7 @@ const daysBetween = (from: string, to: string) => Math.round((Date.parse(to) - D
 const dayIn = (ms: number, tz: string) => new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit" }).format(ms);
 
 /** Rows of a raw query: node-postgres and PGlite answer `{rows}`, postgres.js the array itself. */
-async function rowsOf<T>(app: AppServices, query: SQL): Promise<T[]> {
+async function rowsOf<T>(app: Pick<AppServices, "db">, query: SQL): Promise<T[]> {
   const r = (await app.db.execute(query)) as unknown as { rows: T[] } | T[];
   return Array.isArray(r) ? r : r.rows;
 }
@@ -69,7 +69,7 @@ async function rowsOf<T>(app: AppServices, query: SQL): Promise<T[]> {
  * buckets use) decide where a day starts, DST changes included. A zone ICU knows but PostgreSQL
  * does not is the caller's error, not ours.
  */
-async function dayBounds(app: AppServices, tz: string, ranges: [string, string][]): Promise<{ lo: number; hi: number }[]> {
+async function dayBounds(app: Pick<AppServices, "db">, tz: string, ranges: [string, string][]): Promise<{ lo: number; hi: number }[]> {
   try {
     return await Promise.all(
       ranges.map(async ([from, to]) => {
@@ -89,7 +89,7 @@ async function dayBounds(app: AppServices, tz: string, ranges: [string, string][
 }
 
 /** Every bucket label of [lo, hi) in `tz`, oldest first: local days, or local hours (a repeated autumn hour is one bucket). */
-async function bucketsOf(app: AppServices, tz: string, interval: "hour" | "day", lo: number, hi: number): Promise<string[]> {
+async function bucketsOf(app: Pick<AppServices, "db">, tz: string, interval: "hour" | "day", lo: number, hi: number): Promise<string[]> {
   const format = interval === "hour" ? "YYYY-MM-DD HH24:00" : "YYYY-MM-DD";
   const step = interval === "hour" ? "1 hour" : "1 day";
   // Days step in local time (a local day is 23 or 25 hours at a DST change); hours in absolute time.
@@ -104,7 +104,7 @@ async function bucketsOf(app: AppServices, tz: string, interval: "hour" | "day",
   return rows.map((x) => x.b);
 }
 
-async function seriesOf(app: AppServices, where: SQL, tz: string, interval: "hour" | "day", lo: number, hi: number) {
+async function seriesOf(app: Pick<AppServices, "db">, where: SQL, tz: string, interval: "hour" | "day", lo: number, hi: number) {
   const format = interval === "hour" ? "YYYY-MM-DD HH24:00" : "YYYY-MM-DD";
   const bucket = sql<string>`to_char(to_timestamp(${clicks.timestamp} / 1000.0) at time zone ${tz}, ${format})`;
   const [labels, rows] = await Promise.all([
@@ -140,7 +140,7 @@ const byCount = (a: { value: string | null; clicks: number }, b: { value: string
  * The series' counts and every breakdown in one pass over the clicks (GROUPING SETS), instead of a
  * scan per dimension.
  */
-async function scan(app: AppServices, where: SQL, tz: string, interval: "hour" | "day") {
+async function scan(app: Pick<AppServices, "db">, where: SQL, tz: string, interval: "hour" | "day") {
   const format = interval === "hour" ? "YYYY-MM-DD HH24:00" : "YYYY-MM-DD";
   const rows = await rowsOf<ScanRow>(
     app,
@@ -168,7 +168,7 @@ async function scan(app: AppServices, where: SQL, tz: string, interval: "hour" |
 }
 
 /** Rows with their labels: link slugs, cities with their country (there is more than one Springfield), "Unknown". */
-async function labelled(app: AppServices, tops: Awaited<ReturnType<typeof scan>>["tops"]): Promise<DashboardDto["breakdowns"]> {
+async function labelled(app: Pick<AppServices, "db">, tops: Awaited<ReturnType<typeof scan>>["tops"]): Promise<DashboardDto["breakdowns"]> {
   const ids = tops.link.map((r) => r.value!).filter(Boolean);
   const slugs = ids.length ? await app.db.select({ id: links.id, slug: links.slug }).from(links).where(inArray(links.id, ids)) : [];
   const slugOf = new Map(slugs.map((x) => [x.id, x.slug]));
@@ -189,7 +189,7 @@ async function labelled(app: AppServices, tops: Awaited<ReturnType<typeof scan>>
  * (cross-filtering). Counts are exact (`count(*)` over the clicks, not samples). The links are those
  * of `GET /analytics`: the workspace's short links, or the one `link_id` (else 404).
  */
-export async function dashboard(app: AppServices, actor: Actor, input: DashboardInput, now = Date.now()): Promise<DashboardDto> {
+export async function dashboard(app: Pick<AppServices, "db">, actor: Actor, input: DashboardInput, now = Date.now()): Promise<DashboardDto> {
   const { ids } = await workspaceLinkIds(app, actor, input.link_id);
   const tz = input.tz;
   const filters = filterConditions(input);

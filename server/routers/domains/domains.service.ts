@@ -43,7 +43,7 @@ export const MAX_UNVERIFIED_DOMAINS = 20;
 const live = (now: number): SQL => or(eq(domains.verified, true), gt(domains.createdAt, now - CLAIM_TTL_MS))!;
 const lapsed = (now: number): SQL => and(eq(domains.verified, false), lte(domains.createdAt, now - CLAIM_TTL_MS))!;
 
-export async function listDomains(app: AppServices, actor: Actor): Promise<DomainDto[]> {
+export async function listDomains(app: Pick<AppServices, "db">, actor: Actor): Promise<DomainDto[]> {
   const rows = await app.db
     .select()
     .from(domains)
@@ -61,7 +61,7 @@ const taken = (name: string) => new AppError("DOMAIN_TAKEN", { message: `${name}
  * 409 DOMAIN_LIMIT past MAX_UNVERIFIED_DOMAINS claims. Lapsed claims of the name, and of the
  * workspace, are removed on the way (no link can be on an unverified domain).
  */
-export async function createDomain(app: AppServices, actor: Actor, input: CreateDomainInput): Promise<DomainDto> {
+export async function createDomain(app: Pick<AppServices, "config" | "db">, actor: Actor, input: CreateDomainInput): Promise<DomainDto> {
   const problems = hostNameProblems(input.name, ownHosts(app.config));
   if (problems.length) throw validation({ name: problems });
   const now = Date.now();
@@ -121,7 +121,7 @@ async function findOwnDomain(db: DbOrTx, actor: Actor, id: string, lock?: "updat
  * resolver). Found: verified from now on. Not found (or DNS did not answer): still unverified, 200.
  * A verified domain stays verified: it is answered as it is, without a look-up.
  */
-export async function verifyDomain(app: AppServices, actor: Actor, id: string): Promise<DomainDto> {
+export async function verifyDomain(app: Pick<AppServices, "config" | "db" | "invalidateDomains" | "log">, actor: Actor, id: string): Promise<DomainDto> {
   const row = await findOwnDomain(app.db, actor, id);
   if (row.verified) return toDomainDto(row);
   // Verified by another workspace already: no look-up can change that.
@@ -178,7 +178,7 @@ export const updateDomainChecks: RuntimeCheck = async (app, actor, raw) => {
   return row ? notFoundUrlIssues(app.config, row.name, raw.not_found_url) : [];
 };
 
-export async function updateDomain(app: AppServices, actor: Actor, input: UpdateDomainInput): Promise<DomainDto> {
+export async function updateDomain(app: Pick<AppServices, "config" | "db" | "invalidateDomains">, actor: Actor, input: UpdateDomainInput): Promise<DomainDto> {
   const row = await app.db.transaction(async (tx) => {
     const current = await findOwnDomain(tx, actor, input.id, "update");
     if (input.not_found_url === undefined) return current;
@@ -192,7 +192,7 @@ export async function updateDomain(app: AppServices, actor: Actor, input: Update
 }
 
 /** Removes the domain; refused with 409 DOMAIN_IN_USE while a live link uses it. */
-export async function deleteDomain(app: AppServices, actor: Actor, id: string): Promise<void> {
+export async function deleteDomain(app: Pick<AppServices, "db" | "invalidateDomains">, actor: Actor, id: string): Promise<void> {
   await app.db.transaction(async (tx) => {
     // The row lock makes a link being created on this domain (which takes a share lock) wait or lose.
     const row = await findOwnDomain(tx, actor, id, "update");

@@ -27,7 +27,7 @@ const newlyBroken = (workspaceId: string, after: number, now: number) =>
   );
 
 /** Workspaces with a break not yet reported, gathered long enough, and no digest yet today. */
-async function dueWorkspaces(app: AppServices, now: number): Promise<string[]> {
+async function dueWorkspaces(app: Pick<AppServices, "db">, now: number): Promise<string[]> {
   const rows = await app.db
     .select({ workspaceId: linkHealth.workspaceId })
     .from(linkHealth)
@@ -54,7 +54,7 @@ async function dueWorkspaces(app: AppServices, now: number): Promise<string[]> {
  * mark). The mail goes out before the mark commits: if the process dies in between, the mark is
  * rolled back and the digest is sent again after the restart rather than lost. Returns the mails sent.
  */
-async function sendDigest(app: AppServices, workspaceId: string, now: number): Promise<number> {
+async function sendDigest(app: Pick<AppServices, "config" | "db" | "log" | "mail">, workspaceId: string, now: number): Promise<number> {
   const today = dayOf(now);
   return app.db.transaction(async (tx) => {
     await tx.insert(healthDigests).values({ workspaceId, sentDay: "", reportedUntil: 0 }).onConflictDoNothing();
@@ -110,7 +110,7 @@ async function sendDigest(app: AppServices, workspaceId: string, now: number): P
  * The daily broken-links digests due now, each workspace's on its own (one failing does not hold
  * back the others). Run by the health scheduler; safe to run on every instance at once.
  */
-export async function sendHealthDigests(app: AppServices, now = Date.now()): Promise<number> {
+export async function sendHealthDigests(app: Pick<AppServices, "config" | "db" | "log" | "mail">, now = Date.now()): Promise<number> {
   let sent = 0;
   for (const workspaceId of await dueWorkspaces(app, now)) {
     try {

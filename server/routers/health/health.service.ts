@@ -59,7 +59,7 @@ function headline(results: ProbeResult[]): { httpStatus: number | null; error: s
  * gets its `link.broken` webhook event in that same transaction, so the event exists exactly when
  * the status does. The next scheduled check is a day later, and the lease is given back.
  */
-export async function recordCheck(app: AppServices, link: LinkRow, results: ProbeResult[], now = Date.now()): Promise<HealthDto> {
+export async function recordCheck(app: Pick<AppServices, "config" | "db">, link: LinkRow, results: ProbeResult[], now = Date.now()): Promise<HealthDto> {
   return app.db.transaction(async (tx) => {
     const locked = () => tx.select().from(linkHealth).where(eq(linkHealth.linkId, link.id)).for("update");
     // Scheduled checks always find their row; a check on request of a link not swept yet makes it.
@@ -100,7 +100,7 @@ export async function recordCheck(app: AppServices, link: LinkRow, results: Prob
 }
 
 /** Checks every destination of `link` now (the prober's limits apply) and records the result. `urgent`: someone waits for it. */
-export async function checkLink(app: AppServices, link: LinkRow, prober: Prober = sharedProber, urgent = false): Promise<HealthDto> {
+export async function checkLink(app: Pick<AppServices, "config" | "db">, link: LinkRow, prober: Prober = sharedProber, urgent = false): Promise<HealthDto> {
   const allowPrivate = Boolean(app.config.webhookAllowPrivate);
   const results = await Promise.all(destinationsOf(link).map((url) => prober.probe(url, allowPrivate, urgent)));
   return recordCheck(app, link, results);
@@ -112,13 +112,18 @@ async function healthRow(db: DbOrTx, linkId: string): Promise<HealthRow | undefi
 }
 
 /** `GET /links/{id}/health`: the last check of one of the workspace's links (deleted ones included, as GET /links/{id}). */
-export async function getLinkHealth(app: AppServices, actor: Actor, id: string): Promise<HealthDto> {
+export async function getLinkHealth(app: Pick<AppServices, "db">, actor: Actor, id: string): Promise<HealthDto> {
   const link = await findOwnLink(app.db, actor, id);
   return toHealthDto(await healthRow(app.db, link.id));
 }
 
 /** `POST /links/{id}/health/check`: a check now, at most 10 a minute per workspace. A deleted link is not checked (404). */
-export async function checkLinkNow(app: AppServices, actor: Actor, id: string, prober: Prober = sharedProber): Promise<HealthDto> {
+export async function checkLinkNow(
+  app: Pick<AppServices, "config" | "db" | "limits">,
+  actor: Actor,
+  id: string,
+  prober: Prober = sharedProber,
+): Promise<HealthDto> {
   const link = await findOwnLink(app.db, actor, id);
   if (link.deletedAt !== null) throw notFound();
   await consume(app.limits, "healthCheckPerWorkspace", actor.workspaceId);
@@ -126,7 +131,7 @@ export async function checkLinkNow(app: AppServices, actor: Actor, id: string, p
 }
 
 /** Which of `ids` (links of the workspace) are broken: the dashboard's badges. */
-export async function brokenAmong(app: AppServices, actor: Actor, ids: string[]): Promise<string[]> {
+export async function brokenAmong(app: Pick<AppServices, "db">, actor: Actor, ids: string[]): Promise<string[]> {
   if (!ids.length) return [];
   const rows = await app.db
     .select({ id: linkHealth.linkId })

@@ -89,7 +89,10 @@ export type HealthScheduler = {
  * schedule survives restarts, and leases keep several instances from checking one link together.
  * About once a minute it also sends the daily broken-links digests that are due.
  */
-export function startHealthChecks(app: AppServices, opts: { pollMs?: number; prober?: Prober } = {}): HealthScheduler {
+export function startHealthChecks(
+  app: Pick<AppServices, "config" | "db" | "log" | "mail" | "metrics">,
+  opts: { pollMs?: number; prober?: Prober } = {},
+): HealthScheduler {
   if (app.config.linkHealthChecks === false) return { kick() {}, stop: async () => {} };
   const pollMs = opts.pollMs ?? 5000;
   const prober = opts.prober ?? sharedProber;

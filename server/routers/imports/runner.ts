@@ -150,7 +150,10 @@ export function kickImportRunners(): void {
  * So a job survives SIGTERM (released after the batch in progress) and kill -9 (its lease is stale
  * or runs out), and resumes at its `rows_done` with nothing imported twice.
  */
-export function startImportRunner(app: AppServices, opts: { pollMs?: number; batchSize?: number } = {}): ImportRunner {
+export function startImportRunner(
+  app: Pick<AppServices, "config" | "database" | "db" | "invalidateSlugs" | "log">,
+  opts: { pollMs?: number; batchSize?: number } = {},
+): ImportRunner {
   const owner = newLeaseOwner();
   const pollMs = opts.pollMs ?? 1000;
   const embedded = app.database.driver === "pglite";

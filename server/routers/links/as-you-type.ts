@@ -30,7 +30,7 @@ export const suggestOutput = z.object({
  * whose slug, destination, title or share-card title holds the text. Only a page of rows is read (no
  * tags, no counts), so each keystroke costs the same at ten links as at a hundred thousand.
  */
-export async function suggestLinks(app: AppServices, actor: Actor, input: z.output<typeof suggestInput>) {
+export async function suggestLinks(app: Pick<AppServices, "config" | "db">, actor: Actor, input: z.output<typeof suggestInput>) {
   const q = input.q.trim().toLowerCase();
   const own = workspaceLinks(actor.workspaceId);
   const like = `%${likeEscape(q)}%`;
@@ -45,7 +45,7 @@ export async function suggestLinks(app: AppServices, actor: Actor, input: z.outp
 }
 
 /** Free in the default domain's namespace, or in that of the workspace's branded domain `domain` (an unknown one: not free). */
-export async function isSlugAvailable(app: AppServices, slug: string, domain?: { workspaceId: string; name: string }): Promise<boolean> {
+export async function isSlugAvailable(app: Pick<AppServices, "db">, slug: string, domain?: { workspaceId: string; name: string }): Promise<boolean> {
   let domainId: string | null = null;
   if (domain) {
     const [d] = await app.db

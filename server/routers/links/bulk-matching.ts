@@ -70,7 +70,10 @@ async function lockMatching(tx: DbOrTx, app: AppServices, actor: Actor, filters:
 }
 
 /** Runs the write in one transaction; the store drops the changed links from the redirect cache once it commits. */
-async function matchingWrite(app: AppServices, write: (lt: LinkTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
+async function matchingWrite(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  write: (lt: LinkTx) => Promise<LinkRow[]>,
+): Promise<{ updated: number }> {
   return {
     updated: (
       await inLinkTransaction(app, async (lt) => {

@@ -101,7 +101,12 @@ const expiryRequired = () => new AppError("EXPIRATION_URL_WITHOUT_EXPIRY", { fie
 export const insertLink = (db: DbOrTx, values: NewLink): Promise<LinkRow> => db.transaction((tx) => store.insertLink(linkTx(tx), values));
 
 /** A new link in the caller's workspace; without an actor, in the public one, limited per address (`from`). */
-export async function createLink(app: AppServices, actor: Actor | null, input: CreateLinkInput, from: Pick<RequestInfo, "ip">): Promise<LinkDto> {
+export async function createLink(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs" | "limits">,
+  actor: Actor | null,
+  input: CreateLinkInput,
+  from: Pick<RequestInfo, "ip">,
+): Promise<LinkDto> {
   if (!actor) await consume(app.limits, "anonymousCreate", from.ip);
   checkNoLoops(app.config, input, input.domain);
   const workspaceId = actor?.workspaceId ?? PUBLIC_WORKSPACE_ID;
@@ -151,11 +156,11 @@ export async function findOwnLink(db: DbOrTx, actor: Actor, id: string, forUpdat
   return row;
 }
 
-export async function getLink(app: AppServices, actor: Actor, id: string): Promise<LinkDto> {
+export async function getLink(app: Pick<AppServices, "config" | "db">, actor: Actor, id: string): Promise<LinkDto> {
   return (await linkDtos(app.db, app.config, [await findOwnLink(app.db, actor, id)]))[0];
 }
 
-export async function updateLink(app: AppServices, actor: Actor, input: UpdateLinkInput): Promise<LinkDto> {
+export async function updateLink(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, input: UpdateLinkInput): Promise<LinkDto> {
   const { id, domain, ...patch } = input;
   checkNoLoops(app.config, patch, domain);
   const passwordHash = typeof patch.password === "string" ? await hashPassword(patch.password) : patch.password;
@@ -217,7 +222,7 @@ export async function bulkLinkEvents(db: DbOrTx, config: Config, changed: Pick<L
   );
 }
 
-export async function deleteLink(app: AppServices, actor: Actor, id: string): Promise<void> {
+export async function deleteLink(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, id: string): Promise<void> {
   // Already deleted: nothing changes, and the answer is 204 again.
   await inLinkTransaction(app, async (lt) => {
     if (!(await store.softDeleteLink(lt, await findOwnLink(lt.db, actor, id, true)))) return;

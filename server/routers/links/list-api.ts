@@ -106,7 +106,7 @@ export async function listApiLinks(app: AppServices, actor: Actor, input: ApiLis
  * or text are read every time. With a replica nothing is kept: a replica lagging behind a write
  * made outside a request (the admin command line) could fill the cache with what it no longer is.
  */
-function answerKey(app: AppServices, ws: string, input: ApiListInput, sort: ApiSort): string | null {
+function answerKey(app: Pick<AppServices, "reads">, ws: string, input: ApiListInput, sort: ApiSort): string | null {
   if (app.reads.hasReplica || sort !== "created") return null;
   const { limit, cursor, sort: _sort, ...rest } = input;
   for (const v of Object.values(rest)) if (v !== undefined) return null;

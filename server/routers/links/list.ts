@@ -167,17 +167,21 @@ async function lockOwnLinks(tx: DbOrTx, actor: Actor, ids: string[], allowDelete
 
 /** Runs a bulk write in one transaction; the store drops the changed links from the redirect cache once it commits. */
 /** The changed links' webhook events, in the change's transaction. */
-async function withLinkEvents(app: AppServices, lt: LinkTx, rows: LinkRow[]): Promise<LinkRow[]> {
+async function withLinkEvents(app: Pick<AppServices, "config">, lt: LinkTx, rows: LinkRow[]): Promise<LinkRow[]> {
   await bulkLinkEvents(lt.db, app.config, rows);
   return rows;
 }
 
-async function bulkWrite(app: AppServices, write: (lt: LinkTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
+async function bulkWrite(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, write: (lt: LinkTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
   return { updated: (await inLinkTransaction(app, async (lt) => withLinkEvents(app, lt, await write(lt)))).length };
 }
 
 /** Adds and removes tags on every link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
-export async function bulkTag(app: AppServices, actor: Actor, input: { ids: string[]; add: string[]; remove: string[] }) {
+export async function bulkTag(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  actor: Actor,
+  input: { ids: string[]; add: string[]; remove: string[] },
+) {
   return bulkWrite(app, async (lt) => {
     const rows = await lockOwnLinks(lt.db, actor, input.ids);
     const drop = new Set(input.remove);
@@ -193,7 +197,11 @@ export async function bulkTag(app: AppServices, actor: Actor, input: { ids: stri
 }
 
 /** Sets (or clears) the expiry of every link; clearing it clears its fallback URL too, as a single edit does. */
-export async function bulkExpiry(app: AppServices, actor: Actor, input: { ids: string[]; expires_at: number | null }) {
+export async function bulkExpiry(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  actor: Actor,
+  input: { ids: string[]; expires_at: number | null },
+) {
   return bulkWrite(app, async (lt) => {
     const rows = await lockOwnLinks(lt.db, actor, input.ids);
     for (const row of rows) await updateLink(lt, row, expirySet(input.expires_at));
@@ -202,7 +210,7 @@ export async function bulkExpiry(app: AppServices, actor: Actor, input: { ids: s
 }
 
 /** Soft-deletes every link, as DELETE /links/{id} does one. */
-export async function bulkDelete(app: AppServices, actor: Actor, input: { ids: string[] }) {
+export async function bulkDelete(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, input: { ids: string[] }) {
   return bulkWrite(app, async (lt) => {
     const rows = await lockOwnLinks(lt.db, actor, input.ids, true);
     const deleted: LinkRow[] = [];
@@ -215,7 +223,7 @@ export async function bulkDelete(app: AppServices, actor: Actor, input: { ids: s
  * Archives (or puts back) every link, as `PATCH /links/{id}` with `archived` does one. Only links
  * whose state changes are written and counted; one already archived keeps its first archive time.
  */
-export async function bulkArchive(app: AppServices, actor: Actor, input: { ids: string[]; archived: boolean }) {
+export async function bulkArchive(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, input: { ids: string[]; archived: boolean }) {
   return bulkWrite(app, async (lt) => {
     const rows = await lockOwnLinks(lt.db, actor, input.ids);
     const changed = rows.filter((r) => (r.archivedAt !== null) !== input.archived);

@@ -125,7 +125,7 @@ async function treeDtos(db: DbOrTx, rows: TreeRow[]): Promise<LinktreeDto[]> {
   return rows.map((r) => toTreeDto(r, r.domainId ? names.get(r.domainId) : null));
 }
 
-const toItemDto = (app: AppServices, r: ItemRow): ItemDto => ({
+const toItemDto = (app: Pick<AppServices, "config">, r: ItemRow): ItemDto => ({
   id: r.id,
   title: r.title,
   ...(r.kind === "link" ? { url: r.url, short_url: shortUrl(app.config, r.slug) } : {}),
@@ -212,7 +212,7 @@ async function shiftPositions(db: DbOrTx, treeId: string, delta: 1 | -1, from: n
 }
 
 /** The page's own link record points at the page itself; the redirect host serves it, never redirects. */
-const pageUrl = (app: AppServices, slug: string, domainName?: string | null) => shortUrl(app.config, slug, domainName);
+const pageUrl = (app: Pick<AppServices, "config">, slug: string, domainName?: string | null) => shortUrl(app.config, slug, domainName);
 
 /** The contrast rule on the colours the page will show (theme and overrides as they result). */
 function checkContrast(theme: Theme | null, colors: LinktreeColors | null): void {
@@ -230,7 +230,7 @@ async function domainFor(lt: LinkTx, workspaceId: string, name: string | null | 
   return usableDomain(lt.db, workspaceId, name);
 }
 
-export async function listLinktrees(app: AppServices, actor: Actor): Promise<LinktreeDto[]> {
+export async function listLinktrees(app: Pick<AppServices, "db">, actor: Actor): Promise<LinktreeDto[]> {
   const rows = await app.db
     .select(treeColumns)
     .from(linktrees)
@@ -240,7 +240,11 @@ export async function listLinktrees(app: AppServices, actor: Actor): Promise<Lin
   return treeDtos(app.db, rows);
 }
 
-export async function createLinktree(app: AppServices, actor: Actor, input: CreateLinktreeInput): Promise<LinktreeDto> {
+export async function createLinktree(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  actor: Actor,
+  input: CreateLinktreeInput,
+): Promise<LinktreeDto> {
   checkNoLoops(app.config, { avatar_url: input.avatar_url });
   const colors = colorsValue(input.colors);
   checkContrast(input.theme ?? null, colors);
@@ -276,14 +280,18 @@ export async function createLinktree(app: AppServices, actor: Actor, input: Crea
   return toTreeDto(row, domainName);
 }
 
-export async function getLinktree(app: AppServices, actor: Actor, id: string): Promise<LinktreeDetailDto> {
+export async function getLinktree(app: Pick<AppServices, "config" | "db">, actor: Actor, id: string): Promise<LinktreeDetailDto> {
   const tree = await findOwnTree(app.db, actor, id);
   const items = await treeItems(app.db, tree.id);
   const [dto] = await treeDtos(app.db, [tree]);
   return { ...dto, items: items.map((i) => toItemDto(app, i)) };
 }
 
-export async function updateLinktree(app: AppServices, actor: Actor, input: UpdateLinktreeInput): Promise<LinktreeDto> {
+export async function updateLinktree(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  actor: Actor,
+  input: UpdateLinktreeInput,
+): Promise<LinktreeDto> {
   const { id, ...patch } = input;
   checkNoLoops(app.config, { avatar_url: patch.avatar_url });
   const [after, domainName] = await inLinkTransaction(app, async (lt) => {
@@ -342,7 +350,7 @@ export async function updateLinktree(app: AppServices, actor: Actor, input: Upda
   return toTreeDto(after, domainName);
 }
 
-export async function deleteLinktree(app: AppServices, actor: Actor, id: string): Promise<void> {
+export async function deleteLinktree(app: Pick<AppServices, "db" | "invalidateSlugs">, actor: Actor, id: string): Promise<void> {
   await inLinkTransaction(app, async (lt) => {
     const tx = lt.db;
     const tree = await findOwnTree(tx, actor, id, true);
@@ -365,7 +373,7 @@ function checkItem(kind: ItemKind, title: string, url: string | null, startsAt: 
   if (Object.keys(fields).length) throw validation(fields);
 }
 
-export async function createItem(app: AppServices, actor: Actor, input: CreateItemInput): Promise<ItemDto> {
+export async function createItem(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, input: CreateItemInput): Promise<ItemDto> {
   checkNoLoops(app.config, { url: input.url });
   const kind = input.kind ?? "link";
   checkItem(kind, input.title, input.url ?? null, input.starts_at ?? null, input.ends_at ?? null);
@@ -401,7 +409,7 @@ export async function createItem(app: AppServices, actor: Actor, input: CreateIt
   return toItemDto(app, item);
 }
 
-export async function updateItem(app: AppServices, actor: Actor, input: UpdateItemInput): Promise<ItemDto> {
+export async function updateItem(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, input: UpdateItemInput): Promise<ItemDto> {
   const { id, itemId, ...patch } = input;
   checkNoLoops(app.config, { url: patch.url });
   const after = await inLinkTransaction(app, async (lt) => {
@@ -446,7 +454,7 @@ export async function updateItem(app: AppServices, actor: Actor, input: UpdateIt
   return toItemDto(app, after);
 }
 
-export async function deleteItem(app: AppServices, actor: Actor, id: string, itemId: string): Promise<void> {
+export async function deleteItem(app: Pick<AppServices, "db" | "invalidateSlugs">, actor: Actor, id: string, itemId: string): Promise<void> {
   await inLinkTransaction(app, async (lt) => {
     const tx = lt.db;
     const tree = await findOwnTree(tx, actor, id, true);
@@ -459,7 +467,12 @@ export async function deleteItem(app: AppServices, actor: Actor, id: string, ite
 }
 
 /** Dashboard: sets the positions to the order of `itemIds`, which must name every item exactly once. */
-export async function reorderItems(app: AppServices, actor: Actor, id: string, itemIds: string[]): Promise<ItemDto[]> {
+export async function reorderItems(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  actor: Actor,
+  id: string,
+  itemIds: string[],
+): Promise<ItemDto[]> {
   return inLinkTransaction(app, async (lt) => {
     const tx = lt.db;
     const tree = await findOwnTree(tx, actor, id, true);
@@ -486,7 +499,7 @@ export async function reorderItems(app: AppServices, actor: Actor, id: string, i
   });
 }
 
-export async function linktreeAnalytics(app: AppServices, actor: Actor, input: AnalyticsInput): Promise<LinktreeAnalyticsDto> {
+export async function linktreeAnalytics(app: Pick<AppServices, "config" | "db">, actor: Actor, input: AnalyticsInput): Promise<LinktreeAnalyticsDto> {
   const tree = await findOwnTree(app.db, actor, input.id);
   const items = await treeItems(app.db, tree.id);
   const linkItems = items.filter((i) => i.kind === "link");
@@ -509,7 +522,7 @@ export async function linktreeAnalytics(app: AppServices, actor: Actor, input: A
 }
 
 /** The published page whose own link record is `linkId` (the redirect host found it in the visited domain's namespace), or 404. */
-export async function publicPage(app: AppServices, linkId: string): Promise<PublicPageDto> {
+export async function publicPage(app: Pick<AppServices, "config" | "db">, linkId: string): Promise<PublicPageDto> {
   const [tree] = await app.db
     .select(treeColumns)
     .from(links)

@@ -13,7 +13,7 @@ export function qrTarget(shortUrl: string): string {
 }
 
 /** The QR code of a live link of the caller's workspace, as SVG or PNG bytes. A deleted link has no code: its slug is free. */
-export async function qrCode(app: AppServices, actor: Actor, input: QrInput): Promise<QrDto> {
+export async function qrCode(app: Pick<AppServices, "config" | "db">, actor: Actor, input: QrInput): Promise<QrDto> {
   const row = await findOwnLink(app.db, actor, input.id);
   if (row.deletedAt !== null) throw notFound();
   const [link] = await linkDtos(app.db, app.config, [row]);

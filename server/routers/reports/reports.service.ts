@@ -32,7 +32,7 @@ export const reportUrlChecks: RuntimeCheck = async (app, _actor, raw) => {
  * Which namespace a reported link is in: null for the redirect domain (a bare slug too), the
  * domain's id for a verified branded domain, undefined when its host is no domain served here.
  */
-async function reportedNamespace(app: AppServices, url: URL | null): Promise<string | null | undefined> {
+async function reportedNamespace(app: Pick<AppServices, "config" | "db" | "domainCache">, url: URL | null): Promise<string | null | undefined> {
   if (url === null || sameHost(url, app.config.redirectDomain)) return null;
   const host = hostFromHeader(url.host);
   const domain = host ? await lookupDomainByHost(app, host) : null;
@@ -44,7 +44,11 @@ async function reportedNamespace(app: AppServices, url: URL | null): Promise<str
  * nothing, and both limits are spent before the lookup, so neither the body nor a 429 tells
  * whether a slug exists. The link itself is never touched.
  */
-export async function createReport(app: AppServices, input: CreateReportInput, from: Pick<RequestInfo, "ip" | "headers">): Promise<{ ok: boolean }> {
+export async function createReport(
+  app: Pick<AppServices, "config" | "db" | "domainCache" | "limits" | "metrics">,
+  input: CreateReportInput,
+  from: Pick<RequestInfo, "ip" | "headers">,
+): Promise<{ ok: boolean }> {
   const parsed = parseReportedUrl(input.url);
   const domainId = parsed ? await reportedNamespace(app, parsed.url) : undefined;
   if (!parsed || domainId === undefined) throw notAShortLink(app.config.redirectDomain);
@@ -140,7 +144,7 @@ async function getReport(db: DbOrTx, id: string): Promise<ReportDto> {
   return toReportDto(row);
 }
 
-export async function dismissReport(app: AppServices, reviewerId: string, id: string): Promise<ReportDto> {
+export async function dismissReport(app: Pick<AppServices, "db">, reviewerId: string, id: string): Promise<ReportDto> {
   const done = await app.db
     .update(abuseReports)
     .set({ status: "dismissed", reviewedAt: Date.now(), reviewedBy: reviewerId })
@@ -154,7 +158,7 @@ export async function dismissReport(app: AppServices, reviewerId: string, id: st
  * Soft-deletes the reported link with the same rule as DELETE /links/{id} (softDeleteLink),
  * whatever its workspace, and marks the link's open reports (this one included) link_deleted.
  */
-export async function deleteReportedLink(app: AppServices, reviewerId: string, id: string): Promise<ReportDto> {
+export async function deleteReportedLink(app: Pick<AppServices, "db" | "invalidateSlugs">, reviewerId: string, id: string): Promise<ReportDto> {
   await inLinkTransaction(app, async (lt) => {
     const tx = lt.db;
     const [report] = await tx.select({ linkId: abuseReports.linkId }).from(abuseReports).where(eq(abuseReports.id, id)).for("update");

@@ -46,7 +46,7 @@ export async function startLoginSession(
   return { id: session.id, workspaceId };
 }
 
-export async function listSessions(app: AppServices, actor: Actor): Promise<SessionDto[]> {
+export async function listSessions(app: Pick<AppServices, "db">, actor: Actor): Promise<SessionDto[]> {
   const rows = await app.db
     .select({
       id: sessions.id,

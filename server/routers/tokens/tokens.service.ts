@@ -73,7 +73,7 @@ export async function createToken(
  * Sets revoked_at once (204 again when already revoked); another user's token is not found. Answers
  * once every instance dropped its cached token look-ups (auth.ts): 401 from the next request on.
  */
-export async function revokeToken(app: AppServices, userId: string, id: string): Promise<void> {
+export async function revokeToken(app: Pick<AppServices, "db" | "invalidateCredentials">, userId: string, id: string): Promise<void> {
   const db = app.db;
   const [row] = await db
     .select({ id: apiTokens.id })

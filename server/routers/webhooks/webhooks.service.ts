@@ -36,7 +36,7 @@ export function toWebhookDto(row: WebhookRow): WebhookDto {
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString("base64")}`;
 
 /** https and a public address, unless WEBHOOK_ALLOW_PRIVATE (then http and any address): 400 naming `url`. */
-async function checkEndpoint(app: AppServices, url: string): Promise<void> {
+async function checkEndpoint(app: Pick<AppServices, "config">, url: string): Promise<void> {
   const problems = await endpointProblems(url, app.config.webhookAllowPrivate ?? false);
   if (problems.length) throw validation({ url: problems });
 }
@@ -48,13 +48,13 @@ export const webhookUrlChecks: RuntimeCheck = async (app, _actor, raw) => {
   return problems.map((message): FieldIssue => ({ field: "url", message }));
 };
 
-export async function listWebhooks(app: AppServices, actor: Actor): Promise<WebhookDto[]> {
+export async function listWebhooks(app: Pick<AppServices, "db">, actor: Actor): Promise<WebhookDto[]> {
   const rows = await app.db.select().from(webhooks).where(eq(webhooks.workspaceId, actor.workspaceId)).orderBy(asc(webhooks.createdAt), asc(webhooks.id));
   return rows.map(toWebhookDto);
 }
 
 /** A new endpoint with its secret, answered this once. 409 WEBHOOK_LIMIT past MAX_WEBHOOKS. */
-export async function createWebhook(app: AppServices, actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhookDto> {
+export async function createWebhook(app: Pick<AppServices, "config" | "db">, actor: Actor, input: CreateWebhookInput): Promise<CreatedWebhookDto> {
   await checkEndpoint(app, input.url);
   const now = Date.now();
   const row = await app.db.transaction(async (tx) => {
@@ -97,7 +97,7 @@ async function findOwnWebhook(db: DbOrTx, actor: Actor, id: string, forUpdate = 
  * Turned off, its pending deliveries are given up (`failed`): an endpoint that is off is sent
  * nothing, and events while it is off are not kept for later.
  */
-export async function updateWebhook(app: AppServices, actor: Actor, input: UpdateWebhookInput): Promise<WebhookDto> {
+export async function updateWebhook(app: Pick<AppServices, "config" | "db">, actor: Actor, input: UpdateWebhookInput): Promise<WebhookDto> {
   if (input.url !== undefined) await checkEndpoint(app, input.url);
   const row = await app.db.transaction(async (tx) => {
     const current = await findOwnWebhook(tx, actor, input.id, true);
@@ -116,14 +116,14 @@ export async function updateWebhook(app: AppServices, actor: Actor, input: Updat
 }
 
 /** Removes the endpoint and its deliveries (pending ones are never sent). */
-export async function deleteWebhook(app: AppServices, actor: Actor, id: string): Promise<void> {
+export async function deleteWebhook(app: Pick<AppServices, "db">, actor: Actor, id: string): Promise<void> {
   await app.db.transaction(async (tx) => {
     const row = await findOwnWebhook(tx, actor, id, true);
     await tx.delete(webhooks).where(eq(webhooks.id, row.id));
   });
 }
 
-export async function listWebhookDeliveries(app: AppServices, actor: Actor, id: string): Promise<WebhookDeliveryDto[]> {
+export async function listWebhookDeliveries(app: Pick<AppServices, "db">, actor: Actor, id: string): Promise<WebhookDeliveryDto[]> {
   const row = await findOwnWebhook(app.db, actor, id);
   const rows = await app.db
     .select({
@@ -151,7 +151,7 @@ export async function listWebhookDeliveries(app: AppServices, actor: Actor, id: 
 }
 
 /** Queues a `ping` for this endpoint alone, delivered (and retried) like any event; the worker is woken at once. */
-export async function sendTestEvent(app: AppServices, actor: Actor, id: string): Promise<void> {
+export async function sendTestEvent(app: Pick<AppServices, "db">, actor: Actor, id: string): Promise<void> {
   const row = await findOwnWebhook(app.db, actor, id);
   await enqueueWebhookDelivery(app.db, row, "ping", { webhook_id: row.id });
   kickWebhookWorkers();

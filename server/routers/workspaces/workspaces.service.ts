@@ -87,7 +87,7 @@ async function getWorkspace(db: DbOrTx, actor: Actor, id: string): Promise<Works
 }
 
 /** A shared workspace with the caller as its owner; the session stays where it is. */
-export async function createWorkspace(app: AppServices, actor: Actor, name: string): Promise<WorkspaceDto> {
+export async function createWorkspace(app: Pick<AppServices, "db" | "limits">, actor: Actor, name: string): Promise<WorkspaceDto> {
   // Limited: each workspace is a place to invite from, and a row nobody may clean up for us.
   await consume(app.limits, "workspacesPerUser", actor.userId);
   const db = app.db;
@@ -149,7 +149,11 @@ export async function renameWorkspace(db: DbOrTx, actor: Actor, id: string, name
  * invitations and memberships go, tokens bound to it are revoked, sessions in it fall back to their
  * personal workspace; click events stay. A personal workspace: 409 PERSONAL_WORKSPACE.
  */
-export async function deleteWorkspace(app: AppServices, actor: Actor, id: string): Promise<void> {
+export async function deleteWorkspace(
+  app: Pick<AppServices, "db" | "invalidateCredentials" | "invalidateDomains" | "invalidateSlugs">,
+  actor: Actor,
+  id: string,
+): Promise<void> {
   const purged = await app.db.transaction(async (tx) => {
     const ws = await membershipOf(tx, actor.userId, id, "owner", "delete");
     if (ws.personal) throw new AppError("PERSONAL_WORKSPACE");
@@ -185,7 +189,7 @@ export async function listMembers(db: DbOrTx, actor: Actor, id: string): Promise
   return { members, invites: invites.map(toInviteDto) };
 }
 
-export const acceptUrl = (app: AppServices, token: string) => `${base(app.config.appUrl)}/invites/${token}`;
+export const acceptUrl = (app: Pick<AppServices, "config">, token: string) => `${base(app.config.appUrl)}/invites/${token}`;
 
 /**
  * Invites an address (owners only). A pending invitation for the same address is replaced (the old
@@ -193,7 +197,11 @@ export const acceptUrl = (app: AppServices, token: string) => `${base(app.config
  * workspace cannot be shared: 409 PERSONAL_WORKSPACE. The mail goes out before the commit, so a
  * failed mail leaves no invitation behind.
  */
-export async function createInvite(app: AppServices, actor: Actor, input: { id: string; email: string; role: Role }): Promise<InviteDto> {
+export async function createInvite(
+  app: Pick<AppServices, "config" | "db" | "limits" | "mail">,
+  actor: Actor,
+  input: { id: string; email: string; role: Role },
+): Promise<InviteDto> {
   const email = normalizeEmail(input.email);
   return app.db.transaction(async (tx) => {
     const ws = await membershipOf(tx, actor.userId, input.id, "owner", "serial");
@@ -320,7 +328,11 @@ const memberRow = (tx: DbOrTx, workspaceId: string, userId: string) =>
     .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.userId, userId)));
 
 /** Owners only. Demoting the last owner: 409 LAST_OWNER. The member's tokens act with the new role from the next request on. */
-export async function setMemberRole(app: AppServices, actor: Actor, input: { id: string; userId: string; role: Role }): Promise<MemberDto> {
+export async function setMemberRole(
+  app: Pick<AppServices, "db" | "invalidateCredentials">,
+  actor: Actor,
+  input: { id: string; userId: string; role: Role },
+): Promise<MemberDto> {
   const member = await app.db.transaction(async (tx) => {
     await membershipOf(tx, actor.userId, input.id, "owner", "serial");
     const [target] = await memberRow(tx, input.id, input.userId);
@@ -344,7 +356,7 @@ export async function setMemberRole(app: AppServices, actor: Actor, input: { id:
  * answer waits until every instance dropped its cached token look-ups, so this holds from the very
  * next request on every instance.
  */
-export async function removeMember(app: AppServices, actor: Actor, id: string, userId: string): Promise<void> {
+export async function removeMember(app: Pick<AppServices, "db" | "invalidateCredentials">, actor: Actor, id: string, userId: string): Promise<void> {
   await app.db.transaction(async (tx) => {
     const self = userId === actor.userId;
     await membershipOf(tx, actor.userId, id, self ? "any" : "owner", "serial");
