@@ -1,6 +1,6 @@
 /** The analytics page's state, all of it in the URL query string (shareable, works without JavaScript). */
 
-/** A filter value for "unknown / none" (server/routers/analytics/overview.schema.ts). */
+/** A filter value for "unknown / none" (server/routers/analytics/breakdown.schema.ts). */
 export const NONE = "(none)";
 
 export const FILTERS = [

@@ -2,7 +2,22 @@ import { z } from "zod";
 import { text } from "../../lib/input";
 import { linkIdSchema } from "../links";
 import { msQuery } from "./analytics.schema";
-import { isTimeZone, NONE } from "./overview.schema";
+
+/** A filter value that selects clicks where the dimension is unknown (no country, no referrer…). */
+export const NONE = "(none)";
+
+// IANA names only (Area/Location, UTC, Etc/GMT+5…); no raw offsets: PostgreSQL reads "+05:00" with
+// the POSIX sign, the opposite of ISO 8601. ICU then says whether the name exists.
+const ZONE_RE = /^[A-Za-z][A-Za-z0-9_+-]{0,40}(?:\/[A-Za-z0-9_+-]{1,40}){0,2}$/;
+export function isTimeZone(tz: string): boolean {
+  if (!ZONE_RE.test(tz)) return false;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** What a breakdown can group by. `day` and `hour` are time buckets; the others are click attributes. */
 export const BREAKDOWN_BY = [

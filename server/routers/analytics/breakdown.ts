@@ -16,8 +16,8 @@ import {
   type FilterDimension,
   type LinkBreakdownInput,
   type WorkspaceBreakdownInput,
+  NONE,
 } from "./breakdown.schema";
-import { NONE } from "./overview.schema";
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;

@@ -10,8 +10,6 @@ import {
 import { dailyVisitors, exportClicks, linkAnalytics, workspaceAnalytics } from "./analytics.service";
 import { linkBreakdown, workspaceBreakdown } from "./breakdown";
 import { breakdownOutput, linkBreakdownInput, workspaceBreakdownInput } from "./breakdown.schema";
-import { dashboard } from "./overview";
-import { dashboardInput, dashboardOutput } from "./overview.schema";
 
 const TAG = "analytics";
 const BREAKDOWN_DOC =
@@ -103,11 +101,4 @@ export const analyticsRouter = router({
     .input(workspaceAnalyticsInput)
     .output(contract(exportClicksOutput))
     .query(async ({ ctx, input }) => ({ clicks: await exportClicks(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to }) })),
-
-  // Dashboard only (no REST path): series in the viewer's time zone, comparison, cross-filtered breakdowns.
-  dashboard: authedProcedure
-    .meta({ scope: "analytics:read" })
-    .input(dashboardInput)
-    .output(contract(dashboardOutput))
-    .query(({ ctx, input }) => dashboard(ctx.app, ctx.actor, input)),
 });
