@@ -118,6 +118,41 @@ export function CopyButton({ value, label = "Copy", className = "btn-secondary" 
   );
 }
 
+/**
+ * A page of cards with its "add" form beside it (below it on a narrow screen): the list, or `empty`
+ * while there is none, and `aside` (the form and its help).
+ */
+export function ListBesideForm<T>({
+  items,
+  label,
+  empty,
+  render,
+  aside,
+  listClassName = "space-y-4",
+}: {
+  items: T[];
+  label: string;
+  empty: ReactNode;
+  render: (item: T) => ReactNode;
+  aside: ReactNode;
+  listClassName?: string;
+}) {
+  return (
+    <div className="grid gap-6 lg:grid-cols-[1fr_22rem]">
+      <div className="min-w-0">
+        {items.length === 0 ? (
+          <Empty>{empty}</Empty>
+        ) : (
+          <ul className={listClassName} aria-label={label}>
+            {items.map(render)}
+          </ul>
+        )}
+      </div>
+      <div className="space-y-4 self-start">{aside}</div>
+    </div>
+  );
+}
+
 export function Empty({ children }: { children: ReactNode }) {
   return (
     <p className="rounded-md border border-dashed border-slate-300 p-6 text-center text-sm text-slate-600 dark:border-slate-700 dark:text-slate-400">

@@ -1,6 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
-import { ConfirmDelete, CopyButton, Empty, Field, fieldErrors, FormAlert, PageHeader, Success } from "../components/ui";
+import { ConfirmDelete, CopyButton, Field, fieldErrors, FormAlert, ListBesideForm, PageHeader, Success } from "../components/ui";
 import { attempt, fieldError, load } from "../lib/errors.server";
 import { useEnv } from "../lib/env";
 import { formatDateTime } from "../lib/format";
@@ -69,62 +69,57 @@ export default function Domains() {
           <Success>{data.deleted} removed.</Success>
         </div>
       ) : null}
-      <div className="grid gap-6 lg:grid-cols-[1fr_22rem]">
-        <div className="min-w-0">
-          {domains.length === 0 ? (
-            <Empty>No domain yet. Add one with the form.</Empty>
-          ) : (
-            <ul className="space-y-4" aria-label="Domains">
-              {domains.map((d) => (
-                <DomainCard key={d.id} domain={d} data={data && data.intent !== "add" && data.id === d.id ? data : null} busy={busy} />
-              ))}
-            </ul>
-          )}
-        </div>
-        <div className="space-y-4 self-start">
-          {/* key: after a successful add, the field starts empty again */}
-          <Form key={addData?.added ?? "new"} method="post" className="card space-y-4" aria-labelledby="new-domain">
-            <h2 id="new-domain" className="text-lg font-semibold">
-              Add a domain
-            </h2>
-            <FormAlert error={addData?.error} />
-            <Field
-              label="Domain name"
-              name="name"
-              key={addData?.error ? addData.name : "empty"}
-              required
-              placeholder="go.example.com"
-              autoCapitalize="none"
-              spellCheck={false}
-              defaultValue={addData?.name}
-              errors={fieldErrors(addData?.error, "name")}
-              hint="The host name, such as go.example.com (a pasted address is reduced to it). An internationalised name in its punycode form (xn--…)."
-            />
-            <button type="submit" name="intent" value="add" className="btn-primary" disabled={busy}>
-              Add domain
-            </button>
-          </Form>
-          <section className="card space-y-2 text-sm" aria-labelledby="dns-help">
-            <h2 id="dns-help" className="text-base font-semibold">
-              Pointing the domain here
-            </h2>
-            <p>
-              At your DNS provider, point the domain at this service:{" "}
-              {/^[\d.]+$|:/.test(redirectHost) ? (
-                <>
-                  an <span className="font-mono">A</span>/<span className="font-mono">AAAA</span> record to <span className="font-mono">{redirectHost}</span>
-                </>
-              ) : (
-                <>
-                  a <span className="font-mono">CNAME</span> of <span className="font-mono">{redirectHost}</span> (or <span className="font-mono">A</span>/
-                  <span className="font-mono">AAAA</span> records with its addresses)
-                </>
-              )}
-              . Then add the <span className="font-mono">TXT</span> record shown on the domain and verify it: links on it work from then on.
-            </p>
-          </section>
-        </div>
-      </div>
+      <ListBesideForm
+        items={domains}
+        label="Domains"
+        empty="No domain yet. Add one with the form."
+        render={(d) => <DomainCard key={d.id} domain={d} data={data && data.intent !== "add" && data.id === d.id ? data : null} busy={busy} />}
+        aside={
+          <>
+            {/* key: after a successful add, the field starts empty again */}
+            <Form key={addData?.added ?? "new"} method="post" className="card space-y-4" aria-labelledby="new-domain">
+              <h2 id="new-domain" className="text-lg font-semibold">
+                Add a domain
+              </h2>
+              <FormAlert error={addData?.error} />
+              <Field
+                label="Domain name"
+                name="name"
+                key={addData?.error ? addData.name : "empty"}
+                required
+                placeholder="go.example.com"
+                autoCapitalize="none"
+                spellCheck={false}
+                defaultValue={addData?.name}
+                errors={fieldErrors(addData?.error, "name")}
+                hint="The host name, such as go.example.com (a pasted address is reduced to it). An internationalised name in its punycode form (xn--…)."
+              />
+              <button type="submit" name="intent" value="add" className="btn-primary" disabled={busy}>
+                Add domain
+              </button>
+            </Form>
+            <section className="card space-y-2 text-sm" aria-labelledby="dns-help">
+              <h2 id="dns-help" className="text-base font-semibold">
+                Pointing the domain here
+              </h2>
+              <p>
+                At your DNS provider, point the domain at this service:{" "}
+                {/^[\d.]+$|:/.test(redirectHost) ? (
+                  <>
+                    an <span className="font-mono">A</span>/<span className="font-mono">AAAA</span> record to <span className="font-mono">{redirectHost}</span>
+                  </>
+                ) : (
+                  <>
+                    a <span className="font-mono">CNAME</span> of <span className="font-mono">{redirectHost}</span> (or <span className="font-mono">A</span>/
+                    <span className="font-mono">AAAA</span> records with its addresses)
+                  </>
+                )}
+                . Then add the <span className="font-mono">TXT</span> record shown on the domain and verify it: links on it work from then on.
+              </p>
+            </section>
+          </>
+        }
+      />
     </>
   );
 }

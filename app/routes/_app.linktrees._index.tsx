@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
-import { Empty, Field, fieldErrors, FormAlert, PageHeader } from "../components/ui";
+import { Field, fieldErrors, FormAlert, ListBesideForm, PageHeader } from "../components/ui";
 import { attempt, load } from "../lib/errors.server";
 import { useEnv } from "../lib/env";
 import { formatDate } from "../lib/format";
@@ -31,54 +31,52 @@ export default function Linktrees() {
   return (
     <>
       <PageHeader title="Linktrees" subtitle="A profile page with your buttons, on the short-link domain or one of your own." />
-      <div className="grid gap-6 lg:grid-cols-[1fr_22rem]">
-        <div>
-          {linktrees.length === 0 ? (
-            <Empty>No linktree yet. Create one with the form.</Empty>
-          ) : (
-            <ul className="space-y-3" aria-label="Linktrees">
-              {linktrees.map((t) => (
-                <li key={t.id} className="card !p-4">
-                  <div className="flex flex-wrap items-center justify-between gap-3">
-                    <div className="min-w-0">
-                      <p className="flex flex-wrap items-center gap-2 font-semibold">
-                        <Link to={`/linktrees/${t.id}`}>{t.title}</Link>
-                        <span className="badge">{t.published ? "published" : "draft"}</span>
-                      </p>
-                      <p className="truncate font-mono text-sm text-slate-600 dark:text-slate-400">
-                        {t.domain ?? redirectUrl.replace(/^https?:\/\//, "")}/{t.slug} · created {formatDate(t.created_at)}
-                      </p>
-                    </div>
-                    <Link to={`/linktrees/${t.id}`} className="btn-secondary" aria-label={`Edit ${t.title}`}>
-                      Edit
-                    </Link>
-                  </div>
-                </li>
-              ))}
-            </ul>
-          )}
-        </div>
-        <Form method="post" className="card space-y-4 self-start" aria-labelledby="new-tree">
-          <h2 id="new-tree" className="text-lg font-semibold">
-            New linktree
-          </h2>
-          <FormAlert error={data?.error} />
-          <Field label="Title" name="title" required maxLength={100} defaultValue={data?.values.title} errors={fieldErrors(data?.error, "title")} />
-          <Field
-            label="Slug"
-            name="slug"
-            required
-            pattern="[0-9a-z\-]{1,50}"
-            maxLength={50}
-            defaultValue={data?.values.slug}
-            errors={fieldErrors(data?.error, "slug")}
-            hint={`Your page will be at ${redirectUrl.replace(/^https?:\/\//, "")}/<slug>.`}
-          />
-          <button type="submit" className="btn-primary" disabled={busy}>
-            Create linktree
-          </button>
-        </Form>
-      </div>
+      <ListBesideForm
+        items={linktrees}
+        label="Linktrees"
+        listClassName="space-y-3"
+        empty="No linktree yet. Create one with the form."
+        render={(t) => (
+          <li key={t.id} className="card !p-4">
+            <div className="flex flex-wrap items-center justify-between gap-3">
+              <div className="min-w-0">
+                <p className="flex flex-wrap items-center gap-2 font-semibold">
+                  <Link to={`/linktrees/${t.id}`}>{t.title}</Link>
+                  <span className="badge">{t.published ? "published" : "draft"}</span>
+                </p>
+                <p className="truncate font-mono text-sm text-slate-600 dark:text-slate-400">
+                  {t.domain ?? redirectUrl.replace(/^https?:\/\//, "")}/{t.slug} · created {formatDate(t.created_at)}
+                </p>
+              </div>
+              <Link to={`/linktrees/${t.id}`} className="btn-secondary" aria-label={`Edit ${t.title}`}>
+                Edit
+              </Link>
+            </div>
+          </li>
+        )}
+        aside={
+          <Form method="post" className="card space-y-4" aria-labelledby="new-tree">
+            <h2 id="new-tree" className="text-lg font-semibold">
+              New linktree
+            </h2>
+            <FormAlert error={data?.error} />
+            <Field label="Title" name="title" required maxLength={100} defaultValue={data?.values.title} errors={fieldErrors(data?.error, "title")} />
+            <Field
+              label="Slug"
+              name="slug"
+              required
+              pattern="[0-9a-z\-]{1,50}"
+              maxLength={50}
+              defaultValue={data?.values.slug}
+              errors={fieldErrors(data?.error, "slug")}
+              hint={`Your page will be at ${redirectUrl.replace(/^https?:\/\//, "")}/<slug>.`}
+            />
+            <button type="submit" className="btn-primary" disabled={busy}>
+              Create linktree
+            </button>
+          </Form>
+        }
+      />
     </>
   );
 }

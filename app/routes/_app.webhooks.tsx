@@ -1,6 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
-import { ConfirmDelete, CopyButton, Empty, Field, fieldErrors, FormAlert, PageHeader, Success } from "../components/ui";
+import { ConfirmDelete, CopyButton, Field, fieldErrors, FormAlert, ListBesideForm, PageHeader, Success } from "../components/ui";
 import { attempt, fieldError, load } from "../lib/errors.server";
 import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
@@ -94,65 +94,60 @@ export default function Webhooks() {
           <Success>{removed}</Success>
         </div>
       ) : null}
-      <div className="grid gap-6 lg:grid-cols-[1fr_22rem]">
-        <div className="min-w-0">
-          {webhooks.length === 0 ? (
-            <Empty>No webhook yet. Add one with the form.</Empty>
-          ) : (
-            <ul className="space-y-4" aria-label="Webhooks">
-              {webhooks.map((w) => (
-                <WebhookCard key={w.id} webhook={w} data={data && data.intent !== "add" && data.id === w.id ? data : null} busy={busy} />
-              ))}
-            </ul>
-          )}
-        </div>
-        <div className="space-y-4 self-start">
-          <Form key={addData?.created?.secret ?? "new"} method="post" className="card space-y-4" aria-labelledby="new-webhook">
-            <h2 id="new-webhook" className="text-lg font-semibold">
-              Add a webhook
-            </h2>
-            <FormAlert error={addData?.error} />
-            <Field
-              label="Endpoint URL"
-              name="url"
-              type="url"
-              required
-              placeholder="https://example.com/hooks/links"
-              autoCapitalize="none"
-              spellCheck={false}
-              defaultValue={addData?.url}
-              errors={fieldErrors(addData?.error, "url")}
-              hint="An https address on the public internet. Each event is sent there as a signed POST."
-            />
-            <fieldset className="space-y-1" aria-describedby={fieldErrors(addData?.error, "events").length ? "events-err" : undefined}>
-              <legend className="label">Events</legend>
-              {EVENTS.map((e) => (
-                <label key={e.name} className="flex items-center gap-2 text-sm">
-                  <input type="checkbox" name="events" value={e.name} defaultChecked={addData?.events.includes(e.name)} />
-                  {e.label} <span className="font-mono text-xs text-slate-600 dark:text-slate-400">{e.name}</span>
-                </label>
-              ))}
-              {fieldErrors(addData?.error, "events").map((m) => (
-                <p key={m} id="events-err" className="text-sm text-red-700 dark:text-red-400">
-                  {m}
-                </p>
-              ))}
-            </fieldset>
-            <button type="submit" name="intent" value="add" className="btn-primary" disabled={busy}>
-              Add webhook
-            </button>
-          </Form>
-          <section className="card space-y-2 text-sm" aria-labelledby="webhook-help">
-            <h2 id="webhook-help" className="text-base font-semibold">
-              How delivery works
-            </h2>
-            <p>
-              An answer with a 2xx status within 10 seconds counts as delivered. Otherwise we try again after 5 seconds, 5 minutes, 30 minutes, 2 hours, 5
-              hours, 10 hours and 10 hours. An endpoint whose deliveries all failed for 3 days is turned off, and the workspace&apos;s owners get an e-mail.
-            </p>
-          </section>
-        </div>
-      </div>
+      <ListBesideForm
+        items={webhooks}
+        label="Webhooks"
+        empty="No webhook yet. Add one with the form."
+        render={(w) => <WebhookCard key={w.id} webhook={w} data={data && data.intent !== "add" && data.id === w.id ? data : null} busy={busy} />}
+        aside={
+          <>
+            <Form key={addData?.created?.secret ?? "new"} method="post" className="card space-y-4" aria-labelledby="new-webhook">
+              <h2 id="new-webhook" className="text-lg font-semibold">
+                Add a webhook
+              </h2>
+              <FormAlert error={addData?.error} />
+              <Field
+                label="Endpoint URL"
+                name="url"
+                type="url"
+                required
+                placeholder="https://example.com/hooks/links"
+                autoCapitalize="none"
+                spellCheck={false}
+                defaultValue={addData?.url}
+                errors={fieldErrors(addData?.error, "url")}
+                hint="An https address on the public internet. Each event is sent there as a signed POST."
+              />
+              <fieldset className="space-y-1" aria-describedby={fieldErrors(addData?.error, "events").length ? "events-err" : undefined}>
+                <legend className="label">Events</legend>
+                {EVENTS.map((e) => (
+                  <label key={e.name} className="flex items-center gap-2 text-sm">
+                    <input type="checkbox" name="events" value={e.name} defaultChecked={addData?.events.includes(e.name)} />
+                    {e.label} <span className="font-mono text-xs text-slate-600 dark:text-slate-400">{e.name}</span>
+                  </label>
+                ))}
+                {fieldErrors(addData?.error, "events").map((m) => (
+                  <p key={m} id="events-err" className="text-sm text-red-700 dark:text-red-400">
+                    {m}
+                  </p>
+                ))}
+              </fieldset>
+              <button type="submit" name="intent" value="add" className="btn-primary" disabled={busy}>
+                Add webhook
+              </button>
+            </Form>
+            <section className="card space-y-2 text-sm" aria-labelledby="webhook-help">
+              <h2 id="webhook-help" className="text-base font-semibold">
+                How delivery works
+              </h2>
+              <p>
+                An answer with a 2xx status within 10 seconds counts as delivered. Otherwise we try again after 5 seconds, 5 minutes, 30 minutes, 2 hours, 5
+                hours, 10 hours and 10 hours. An endpoint whose deliveries all failed for 3 days is turned off, and the workspace&apos;s owners get an e-mail.
+              </p>
+            </section>
+          </>
+        }
+      />
     </>
   );
 }
