@@ -61,9 +61,9 @@ async function main() {
     await sql.unsafe(`insert into click_visitor_days (workspace_id, day, visitor, hours)
       select l.workspace_id, (c."timestamp" / 86400000)::int, c.visitor, bit_or(1 << ((c."timestamp" / 3600000) % 24)::int)
       from clicks c join links l on l.id = c.link_id and l.kind = 'link' where l.workspace_id = '${ws}' and c.visitor is not null group by 1, 2, 3`);
-    await sql.unsafe(`insert into click_visitor_countries (workspace_id, day, country, visitor)
-      select distinct l.workspace_id, (c."timestamp" / 86400000)::int, coalesce(c.country, ''), c.visitor
-      from clicks c join links l on l.id = c.link_id and l.kind = 'link' where l.workspace_id = '${ws}' and c.visitor is not null`);
+    await sql.unsafe(`insert into click_visitor_countries (workspace_id, day, country, visitor, hours)
+      select l.workspace_id, (c."timestamp" / 86400000)::int, coalesce(c.country, ''), c.visitor, bit_or(1 << ((c."timestamp" / 3600000) % 24)::int)
+      from clicks c join links l on l.id = c.link_id and l.kind = 'link' where l.workspace_id = '${ws}' and c.visitor is not null group by 1, 2, 3, 4`);
     await sql.unsafe(`insert into click_day_visitors (workspace_id, day, dim, value, visitors)
       select workspace_id, day, 'total', '', count(*)::int from click_visitor_days where workspace_id = '${ws}' group by 1, 2
       union all select workspace_id, day, 'country', country, count(*)::int from click_visitor_countries where workspace_id = '${ws}' group by 1, 2, 4`);

@@ -31,7 +31,11 @@ export const clickVisitorDays = pgTable(
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.visitor] })],
 );
 
-/** Each (country, visitor key) of a UTC day: tells whether a click is a country's new visitor of the day. */
+/**
+ * Each (country, visitor key) of a UTC day, with the day's hours it clicked in from there (bit h:
+ * hour h): tells whether a click is a country's new visitor of the day, and which of a partial
+ * day's visitors fall in a range.
+ */
 export const clickVisitorCountries = pgTable(
   "click_visitor_countries",
   {
@@ -39,6 +43,7 @@ export const clickVisitorCountries = pgTable(
     day: integer("day").notNull(),
     country: text("country").notNull(),
     visitor: text("visitor").notNull(),
+    hours: integer("hours").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.country, t.visitor] })],
 );

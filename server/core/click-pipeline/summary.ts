@@ -23,15 +23,15 @@ export const summaryCtes = (source: string) => `
     on conflict (workspace_id, day, visitor) do update set hours = click_visitor_days.hours | excluded.hours
     returning workspace_id, day, xmax = 0 as added
   ), sc as (
-    insert into click_visitor_countries (workspace_id, day, country, visitor)
-    select distinct workspace_id, (t / 86400000)::int, country, visitor from sb where visitor is not null
-    on conflict do nothing
-    returning workspace_id, day, country
+    insert into click_visitor_countries (workspace_id, day, country, visitor, hours)
+    select workspace_id, (t / 86400000)::int, country, visitor, bit_or(1 << ((t / 3600000) % 24)::int) from sb where visitor is not null group by 1, 2, 3, 4
+    on conflict (workspace_id, day, country, visitor) do update set hours = click_visitor_countries.hours | excluded.hours
+    returning workspace_id, day, country, xmax = 0 as added
   ), sd as (
     insert into click_day_visitors (workspace_id, day, dim, value, visitors)
     select workspace_id, day, dim, value, count(*)::int from (
       select workspace_id, day, 'total' as dim, '' as value from sv where added
-      union all select workspace_id, day, 'country', country from sc
+      union all select workspace_id, day, 'country', country from sc where added
     ) n group by 1, 2, 3, 4
     on conflict (workspace_id, day, dim, value) do update set visitors = click_day_visitors.visitors + excluded.visitors
   )`;

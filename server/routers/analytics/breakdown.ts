@@ -122,12 +122,14 @@ type Counts = { clicks: number; visitors: number };
 type Summed = { rows: Map<string | number | null, Counts>; total: Counts };
 
 /**
- * A breakdown of a whole workspace without filters, by country or by day, over the whole UTC days
- * of [lo, hi) from the summaries the click storage keeps (db/schema/analytics.ts), and over the
- * partial days at either edge from the clicks. Visitors are distinct per UTC day, so the days add
- * up. By day, a local day's visitors of a UTC day are the day's visitor keys that clicked in one of
- * the local day's hours (the hours bitmask), so this needs buckets starting on whole hours; null
- * when the summaries cannot answer (the caller reads the clicks instead).
+ * A breakdown of a whole workspace without filters, by country or by day, from the summaries the
+ * click storage keeps (db/schema/analytics.ts): clicks of every whole hour of [lo, hi) from the
+ * hourly counts, visitors of whole UTC days from the daily counts, and a partial day's visitors
+ * from the day's visitor sets, each key with the hours it clicked in (a bitmask), joined with the
+ * keys of the clicks of the minutes before the first whole hour and after the last. Visitors are
+ * distinct per UTC day, so the days add up. By day, a local day's visitors of a UTC day are the
+ * keys that clicked in one of the local day's hours, so this needs buckets starting on whole hours;
+ * null when the summaries cannot answer (the caller reads the clicks instead).
  */
 async function fromSummaries(
   app: Pick<AppServices, "db">,
@@ -141,6 +143,8 @@ async function fromSummaries(
   const d0 = Math.ceil(lo / DAY_MS);
   const d1 = Math.floor(hi / DAY_MS);
   if (d0 >= d1 || starts.some((s) => s % HOUR_MS !== 0)) return null;
+  const h0 = Math.ceil(lo / HOUR_MS) * HOUR_MS;
+  const h1 = Math.floor(hi / HOUR_MS) * HOUR_MS;
   const rows = new Map<string | number | null, Counts>();
   const total = { clicks: 0, visitors: 0 };
   const add = (k: string | number | null, c: number, v: number) => {
@@ -149,52 +153,58 @@ async function fromSummaries(
     r.visitors += v;
     rows.set(k, r);
   };
-  const edges = [...(lo < d0 * DAY_MS ? [tsBetween(lo, d0 * DAY_MS)] : []), ...(d1 * DAY_MS < hi ? [tsBetween(d1 * DAY_MS, hi)] : [])];
+  const keyOf = (k: unknown) => (by === "country" ? (k === "" || k === null ? null : String(k)) : Number(k));
   const bucketOf = sql`${`{${starts.join(",")}}`}::bigint[]`;
-  if (edges.length) {
-    const key = by === "country" ? ATTRIBUTE.country : sql`width_bucket(${clicks.timestamp}, ${bucketOf})`;
-    const edge = await grouped(app, key, and(inArray(clicks.linkId, ids), edges.length === 1 ? edges[0] : or(...edges))!, { text: by === "country" });
-    for (const r of edge) {
-      if (Number(r.gk) === 1) {
-        total.clicks += Number(r.clicks);
-        total.visitors += Number(r.visitors);
-      } else add(by === "country" ? (r.k === null ? null : String(r.k)) : Number(r.k), Number(r.clicks), Number(r.visitors));
-    }
-  }
-  const hours = sql`workspace_id = ${workspaceId} and hour >= ${d0 * DAY_MS} and hour < ${d1 * DAY_MS}`;
+  // The minutes outside the whole hours, read from the clicks.
+  const fragments = [...(lo < h0 ? [tsBetween(lo, h0)] : []), ...(h1 < hi ? [tsBetween(h1, hi)] : [])];
+  // Link by link through the primary key (link, ts): a few minutes of each link are a short index
+  // range, where one scan of the range over every link read the whole month's partition. `offset 0`
+  // keeps the planner from turning the lateral subquery back into that scan.
+  const inFragments = fragments.length
+    ? sql`(select c.t, c.country, c.visitor from ${linkRows(ids)} cross join lateral (
+        select ${clicks.timestamp} as t, ${clicks.country} as country, ${clicks.visitor} as visitor from ${clicks}
+        where ${clicks.linkId} = l.id and (${fragments.length === 1 ? fragments[0] : or(...fragments)}) offset 0) c) f`
+    : null;
+  const clickKey = by === "country" ? sql`coalesce(f.country, '') collate "C"` : sql`width_bucket(f.t, ${bucketOf})`;
   const days = sql`workspace_id = ${workspaceId} and day >= ${d0} and day < ${d1}`;
-  const [clicked, visited, [all]] = await Promise.all([
+  const [clicked, fragmentClicks, visited, [all], edges] = await Promise.all([
     rowsOf<{ k: unknown; n: unknown }>(
       app,
-      by === "country"
-        ? sql`select country as k, sum(clicks) as n from click_hour_countries where ${hours} group by 1`
-        : sql`select width_bucket(hour, ${bucketOf}) as k, sum(clicks) as n from click_hour_countries where ${hours} group by 1`,
+      sql`select ${by === "country" ? sql`country` : sql`width_bucket(hour, ${bucketOf})`} as k, sum(clicks) as n
+        from click_hour_countries where workspace_id = ${workspaceId} and hour >= ${h0} and hour < ${h1} group by 1`,
     ),
+    inFragments ? rowsOf<{ k: unknown; n: unknown }>(app, sql`select ${clickKey} as k, count(*) as n from ${inFragments} group by 1`) : [],
     by === "country"
       ? rowsOf<{ k: unknown; n: unknown }>(app, sql`select value as k, sum(visitors) as n from click_day_visitors where ${days} and dim = 'country' group by 1`)
-      : visitorsByBucket(app, workspaceId, d0, d1, starts),
+      : visitorsByBucket(app, workspaceId, bucketMasks(d0, d1, starts)),
     rowsOf<{ n: unknown }>(app, sql`select coalesce(sum(visitors), 0) as n from click_day_visitors where ${days} and dim = 'total'`),
+    edgeVisitors(app, workspaceId, by, { lo, hi, d0, d1, h0, h1, starts, bucketOf, clickKey, inFragments }),
   ]);
-  const keyOf = (k: unknown) => (by === "country" ? (k === "" ? null : String(k)) : Number(k));
-  for (const r of clicked) {
+  for (const r of [...clicked, ...fragmentClicks]) {
     add(keyOf(r.k), Number(r.n), 0);
     total.clicks += Number(r.n);
   }
   for (const r of visited) add(keyOf(r.k), 0, Number(r.n));
   total.visitors += Number(all?.n ?? 0);
+  for (const r of edges) {
+    if (Number(r.gk) === 1) total.visitors += Number(r.n);
+    else add(keyOf(r.k), 0, Number(r.n));
+  }
   return { rows, total };
 }
 
-/**
- * Visitors per local day bucket (width_bucket's number over `starts`) of the whole UTC days
- * [d0, d1): for each UTC day and bucket it overlaps, the hours of the day in the bucket as a bitmask,
- * matched against each visitor key's hours of that day.
- */
-async function visitorsByBucket(app: Pick<AppServices, "db">, workspaceId: string, d0: number, d1: number, starts: number[]) {
-  const masks = new Map<string, { d: number; b: number; mask: number }>();
+/** The links of `ids` as a row source `l(id)`, for a lateral join. */
+const linkRows = (ids: LinkIds) => (Array.isArray(ids) ? sql`unnest(${`{${ids.join(",")}}`}::text[]) as l(id)` : sql`(${ids}) as l(id)`);
+
+/** A UTC day (its number), a bucket (width_bucket's number over the starts) and the hours of that day in it (bit h: hour h). */
+type DayMask = { d: number; b: number; mask: number };
+
+/** The masks of the hours [from, to) (whole hours) of each UTC day, split by bucket; one bucket (0) without starts. */
+function bucketMasks(from: number, to: number, starts: number[], fromHour = 0, toHour = 24): DayMask[] {
+  const masks = new Map<string, DayMask>();
   let b = 0;
-  for (let d = d0; d < d1; d++) {
-    for (let h = 0; h < 24; h++) {
+  for (let d = from; d < to; d++) {
+    for (let h = d === from ? fromHour : 0; h < (d === to - 1 ? toHour : 24); h++) {
       const t = d * DAY_MS + h * HOUR_MS;
       while (b < starts.length && starts[b] <= t) b++;
       const key = `${d} ${b}`;
@@ -203,8 +213,54 @@ async function visitorsByBucket(app: Pick<AppServices, "db">, workspaceId: strin
       masks.set(key, m);
     }
   }
-  const list = [...masks.values()];
-  const arr = (f: (m: { d: number; b: number; mask: number }) => number) => `{${list.map(f).join(",")}}`;
+  return [...masks.values()];
+}
+
+/**
+ * Visitors of the partial UTC days at either edge of [lo, hi): per key and in total (`gk` 1), each
+ * day's keys that clicked in its whole hours inside the range (the summaries' hour masks) together
+ * with the keys of the clicks of the minutes outside them, distinct per day.
+ */
+async function edgeVisitors(
+  app: Pick<AppServices, "db">,
+  workspaceId: string,
+  by: "country" | "day",
+  r: { lo: number; hi: number; d0: number; d1: number; h0: number; h1: number; starts: number[]; bucketOf: SQL; clickKey: SQL; inFragments: SQL | null },
+): Promise<{ gk: unknown; k: unknown; n: unknown }[]> {
+  const masks: DayMask[] = [];
+  // The lower edge day's hours [h0, next midnight), the upper one's [midnight, h1).
+  if (r.lo < r.d0 * DAY_MS && r.h0 < r.d0 * DAY_MS)
+    masks.push(...bucketMasks(r.d0 - 1, r.d0, by === "day" ? r.starts : [], (r.h0 - (r.d0 - 1) * DAY_MS) / HOUR_MS, 24));
+  if (r.d1 * DAY_MS < r.h1) masks.push(...bucketMasks(r.d1, r.d1 + 1, by === "day" ? r.starts : [], 0, (r.h1 - r.d1 * DAY_MS) / HOUR_MS));
+  if (!masks.length && !r.inFragments) return [];
+  const arr = (f: (m: DayMask) => number) => `{${masks.map(f).join(",")}}`;
+  const m = sql`unnest(${arr((x) => x.d)}::int[], ${arr((x) => x.b)}::int[], ${arr((x) => x.mask)}::int[]) as m(d, b, mask)`;
+  // The days named again as a condition of the table's own: the planner then reads those days
+  // through the primary key, where it joined the unnested list against a scan of the whole table.
+  const onDays = sql`v.workspace_id = ${workspaceId} and v.day = any(${arr((x) => x.d)}::int[])`;
+  const summarized =
+    by === "country"
+      ? sql`select v.day as d, v.country collate "C" as k, v.visitor collate "C" as v from ${m}
+          join click_visitor_countries v on v.day = m.d and (v.hours & m.mask) <> 0 where ${onDays}`
+      : sql`select v.day as d, m.b as k, v.visitor collate "C" as v from ${m}
+          join click_visitor_days v on v.day = m.d and (v.hours & m.mask) <> 0 where ${onDays}`;
+  const parts = [
+    ...(masks.length ? [summarized] : []),
+    ...(r.inFragments
+      ? [sql`select (f.t / ${DAY_MS})::int as d, ${r.clickKey} as k, f.visitor collate "C" as v from ${r.inFragments} where f.visitor is not null`]
+      : []),
+  ];
+  return rowsOf(
+    app,
+    sql`select gk, k, sum(n) as n from (
+        select grouping(k) as gk, k, count(distinct v) as n from (${sql.join(parts, sql` union all `)}) s group by grouping sets ((d, k), (d))
+      ) g group by gk, k`,
+  );
+}
+
+/** Visitors per local day bucket of whole UTC days: each visitor key of a day whose hours meet the bucket's hours of that day. */
+async function visitorsByBucket(app: Pick<AppServices, "db">, workspaceId: string, list: DayMask[]) {
+  const arr = (f: (m: DayMask) => number) => `{${list.map(f).join(",")}}`;
   return rowsOf<{ k: unknown; n: unknown }>(
     app,
     sql`select m.b as k, count(*) as n
