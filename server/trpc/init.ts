@@ -300,7 +300,11 @@ export function outputContract<T extends z.ZodTypeAny>(schema: T, check: boolean
 }
 
 /** A check of the raw input that needs the runtime (configuration, database, the caller). */
-export type RuntimeCheck = (app: AppServices, actor: Actor | null, raw: Record<string, unknown>) => FieldIssue[] | Promise<FieldIssue[]>;
+export type RuntimeCheck = (
+  app: Pick<AppServices, "db" | "config" | "domainCache">,
+  actor: Actor | null,
+  raw: Record<string, unknown>,
+) => FieldIssue[] | Promise<FieldIssue[]>;
 
 /**
  * Runs `check` before `schema` parses the input, and answers its failures together with the

@@ -273,7 +273,7 @@ async function visitorsByBucket(app: Pick<AppServices, "db">, workspaceId: strin
 const byClicks = (a: [string | number | null, Counts], b: [string | number | null, Counts]) =>
   b[1].clicks - a[1].clicks || (a[0] === b[0] ? 0 : a[0] === null ? 1 : b[0] === null ? -1 : a[0] < b[0] ? -1 : 1);
 
-async function breakdownOf(app: AppServices, ids: LinkIds, q: BreakdownQuery, now: number, workspaceId?: string): Promise<BreakdownDto> {
+async function breakdownOf(app: Pick<AppServices, "db">, ids: LinkIds, q: BreakdownQuery, now: number, workspaceId?: string): Promise<BreakdownDto> {
   const tz = q.tz ?? "UTC";
   const head = { by: q.by, from: q.from ?? null, to: q.to ?? null, tz };
   const empty = { ...head, total: { clicks: 0, visitors: 0 }, rows: [] };
@@ -285,7 +285,7 @@ async function breakdownOf(app: AppServices, ids: LinkIds, q: BreakdownQuery, no
 
 /** What both kinds of breakdown start from. */
 type BreakdownPart = {
-  app: AppServices;
+  app: Pick<AppServices, "db">;
   ids: LinkIds;
   q: BreakdownQuery;
   tz: string;
@@ -380,7 +380,7 @@ async function timeBreakdown({ app, ids, q, tz, head, empty, filtered, scope, wo
  * `GET /analytics/breakdown`: the workspace's short links (deleted ones included, linktree-owned
  * ones excluded, as `GET /analytics`), or the one `link_id` (else 404).
  */
-export async function workspaceBreakdown(app: AppServices, actor: Actor, input: WorkspaceBreakdownInput, now = Date.now()): Promise<BreakdownDto> {
+export async function workspaceBreakdown(app: Pick<AppServices, "db">, actor: Actor, input: WorkspaceBreakdownInput, now = Date.now()): Promise<BreakdownDto> {
   const { link_id, ...q } = input;
   const { ids } = await workspaceLinkIds(app, actor, link_id);
   // The summaries cover a whole workspace's short links.
@@ -388,7 +388,7 @@ export async function workspaceBreakdown(app: AppServices, actor: Actor, input: 
 }
 
 /** `GET /links/{id}/analytics/breakdown`: any link of the workspace, deleted ones included (as `GET /links/{id}/analytics`). */
-export async function linkBreakdown(app: AppServices, actor: Actor, input: LinkBreakdownInput, now = Date.now()): Promise<BreakdownDto> {
+export async function linkBreakdown(app: Pick<AppServices, "db">, actor: Actor, input: LinkBreakdownInput, now = Date.now()): Promise<BreakdownDto> {
   const { id, ...q } = input;
   const link = await findOwnLink(app.db, actor, id);
   return breakdownOf(app, [link.id], q, now);

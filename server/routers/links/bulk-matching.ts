@@ -47,7 +47,7 @@ export const bulkArchiveMatchingInput = z.object({ filters: matchingFilters, exp
  * Locks the workspace's links the filters match, in id order. The count must be the one the
  * person saw and confirmed: links created or changed meanwhile would otherwise be swept up unseen.
  */
-async function lockMatching(tx: DbOrTx, app: AppServices, actor: Actor, filters: MatchingFilters, expectedCount: number, now: number) {
+async function lockMatching(tx: DbOrTx, app: Pick<AppServices, "config">, actor: Actor, filters: MatchingFilters, expectedCount: number, now: number) {
   const where = await filterConditions(tx as Db, app, actor.workspaceId, { ...filters, sort: "newest", page: 1 }, now);
   const rows = where
     ? await tx
@@ -87,7 +87,12 @@ async function matchingWrite(
 }
 
 /** Adds or removes one tag on every matching link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
-export async function bulkTagMatching(app: AppServices, actor: Actor, input: z.output<typeof bulkTagMatchingInput>, now = Date.now()) {
+export async function bulkTagMatching(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  actor: Actor,
+  input: z.output<typeof bulkTagMatchingInput>,
+  now = Date.now(),
+) {
   return matchingWrite(app, async (lt) => {
     const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     const tag = (input.add ?? input.remove)!;
@@ -110,7 +115,12 @@ export async function bulkTagMatching(app: AppServices, actor: Actor, input: z.o
 }
 
 /** Sets (or clears) the expiry of every matching link; clearing it clears its fallback URL too, as a single edit does. */
-export async function bulkExpiryMatching(app: AppServices, actor: Actor, input: z.output<typeof bulkExpiryMatchingInput>, now = Date.now()) {
+export async function bulkExpiryMatching(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  actor: Actor,
+  input: z.output<typeof bulkExpiryMatchingInput>,
+  now = Date.now(),
+) {
   return matchingWrite(app, async (lt) => {
     const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     await updateLinks(lt, rows, expirySet(input.expires_at), now);
@@ -119,7 +129,12 @@ export async function bulkExpiryMatching(app: AppServices, actor: Actor, input: 
 }
 
 /** Soft-deletes every matching link, as DELETE /links/{id} does one: the record stays, the slug is freed. */
-export async function bulkDeleteMatching(app: AppServices, actor: Actor, input: z.output<typeof bulkDeleteMatchingInput>, now = Date.now()) {
+export async function bulkDeleteMatching(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  actor: Actor,
+  input: z.output<typeof bulkDeleteMatchingInput>,
+  now = Date.now(),
+) {
   return matchingWrite(app, async (lt) => {
     const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     // The filters select only the workspace's own live links of kind `link`; a linktree's never matches.
@@ -133,7 +148,12 @@ export async function bulkDeleteMatching(app: AppServices, actor: Actor, input: 
  * Archives (or puts back) every matching link. Only links whose state changes are written and
  * counted; one already archived keeps its first archive time.
  */
-export async function bulkArchiveMatching(app: AppServices, actor: Actor, input: z.output<typeof bulkArchiveMatchingInput>, now = Date.now()) {
+export async function bulkArchiveMatching(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  actor: Actor,
+  input: z.output<typeof bulkArchiveMatchingInput>,
+  now = Date.now(),
+) {
   return matchingWrite(app, async (lt) => {
     const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     const changed = rows.filter((r) => (r.archivedAt !== null) !== input.archived);

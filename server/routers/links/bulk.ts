@@ -42,7 +42,12 @@ const itemError = (index: number, e: { error: string; fields?: Fields }): BulkEr
  * `fields` POST /links would have answered. A database that is down before anything was created
  * fails the whole call (503); after that, the remaining items report it one by one.
  */
-export async function bulkCreateLinks(app: AppServices, actor: Actor, input: { links: CreateLinkInput[] }, from: Pick<RequestInfo, "ip">) {
+export async function bulkCreateLinks(
+  app: Pick<AppServices, "config" | "db" | "domainCache" | "invalidateSlugs" | "limits" | "log">,
+  actor: Actor,
+  input: { links: CreateLinkInput[] },
+  from: Pick<RequestInfo, "ip">,
+) {
   const created: LinkDto[] = [];
   const errors: BulkError[] = [];
   for (const [index, item] of input.links.entries()) {

@@ -68,7 +68,7 @@ function after(key: Key): SQL {
 }
 
 /** A `domain` value is `default` or one of the workspace's verified domains; anything else is a 400. */
-async function domainFilter(db: Db, app: AppServices, workspaceId: string, domain: string | undefined): Promise<string | undefined> {
+async function domainFilter(db: Db, app: Pick<AppServices, "config">, workspaceId: string, domain: string | undefined): Promise<string | undefined> {
   if (domain === undefined) return undefined;
   if (domain === "default") return app.config.redirectDomain;
   const [d] = await db
@@ -85,7 +85,12 @@ async function domainFilter(db: Db, app: AppServices, workspaceId: string, domai
  * one page by keyset (never by offset), so links created or deleted between two pages make the
  * later pages neither repeat nor skip a link.
  */
-export async function listApiLinks(app: AppServices, actor: Actor, input: ApiListInput, now = Date.now()): Promise<ApiListDto> {
+export async function listApiLinks(
+  app: Pick<AppServices, "answers" | "config" | "reads">,
+  actor: Actor,
+  input: ApiListInput,
+  now = Date.now(),
+): Promise<ApiListDto> {
   const ws = actor.workspaceId;
   const sort: ApiSort = input.sort ?? "created";
   if (input.cursor !== undefined && input.limit === undefined) throw validation({ cursor: ["needs limit: give the same limit as the previous page"] });
@@ -113,7 +118,14 @@ function answerKey(app: Pick<AppServices, "reads">, ws: string, input: ApiListIn
   return `links\u0000${ws}\u0000${limit ?? ""}\u0000${cursor ?? ""}`;
 }
 
-async function readApiLinks(app: AppServices, ws: string, input: ApiListInput, sort: ApiSort, start: Key | null, now: number): Promise<ApiListDto> {
+async function readApiLinks(
+  app: Pick<AppServices, "config" | "reads">,
+  ws: string,
+  input: ApiListInput,
+  sort: ApiSort,
+  start: Key | null,
+  now: number,
+): Promise<ApiListDto> {
   return app.reads.run(ws, async (db) => {
     const domain = await domainFilter(db, app, ws, input.domain);
     // `archived` lists archived links only; `live` and `expired` leave them out (filterConditions does both).

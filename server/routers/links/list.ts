@@ -34,7 +34,7 @@ export type LinkFilters = Partial<ListInput> & {
 export const archivedCondition = (archived: boolean): SQL => (archived ? isNotNull(links.archivedAt) : isNull(links.archivedAt));
 
 /** Conditions of the filters, or null when they can match nothing (a domain the workspace does not have). */
-export async function filterConditions(db: Db, app: AppServices, workspaceId: string, input: LinkFilters, now: number): Promise<SQL[] | null> {
+export async function filterConditions(db: Db, app: Pick<AppServices, "config">, workspaceId: string, input: LinkFilters, now: number): Promise<SQL[] | null> {
   const where = [workspaceLinks(workspaceId)];
   const q = input.q?.trim();
   if (q) {
@@ -87,7 +87,7 @@ async function dailyClicks(db: Db, ids: string[], now: number): Promise<Map<stri
  * workspace's hourly rollups once). Counts are exact: all-time and 7-day counts are analytics'
  * own `countClicks`; the sparkline sums whole-day rollups.
  */
-export async function listDashboardLinks(app: AppServices, actor: Actor, input: ListInput, now = Date.now()): Promise<ListOutput> {
+export async function listDashboardLinks(app: Pick<AppServices, "config" | "reads">, actor: Actor, input: ListInput, now = Date.now()): Promise<ListOutput> {
   return app.reads.run(actor.workspaceId, async (db) => {
     const ws = actor.workspaceId;
     const where = await filterConditions(db, app, ws, input, now);
