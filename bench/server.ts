@@ -39,7 +39,7 @@ export type Server = {
   stop(): Promise<number | null>;
 };
 
-export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: string; dataDir: string; databaseUrl?: string }): Promise<Server> {
+export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: string; dataDir: string; databaseUrl?: string; cwd?: string }): Promise<Server> {
   const [appPort, redirectPort] = [await freePort(), await freePort()];
   const appEnv: NodeJS.ProcessEnv = {
     ...env,
@@ -64,7 +64,7 @@ export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: s
   const extra = (env.BENCH_NODE_ARGS ?? startNodeFlags()).split(" ").filter(Boolean);
   const entry = env.BENCH_TSX === "1" ? ["--import", "tsx", "server/main.ts"] : ["build/server.mjs"];
   const child = spawn(process.execPath, [...prof, ...extra, ...entry], {
-    cwd: root,
+    cwd: opts.cwd ?? root,
     stdio: ["ignore", "inherit", "inherit"],
     env: appEnv,
   });

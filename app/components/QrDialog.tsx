@@ -1,17 +1,5 @@
 import { useId, useState } from "react";
-
-/** WCAG 2 contrast ratio of two `#rrggbb` colours (the server refuses a pair under 3; this says so before asking). */
-function contrast(a: string, b: string): number {
-  const lum = (hex: string) => {
-    const [r, g, bl] = [1, 3, 5].map((i) => {
-      const c = parseInt(hex.slice(i, i + 2), 16) / 255;
-      return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-    });
-    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
-  };
-  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
-  return (hi + 0.05) / (lo + 0.05);
-}
+import { contrastRatio, QR_MIN_CONTRAST } from "../../server/domain/contrast";
 
 const LEVELS = [
   ["L", "Low (7%)"],
@@ -33,8 +21,9 @@ export function QrDialog({ linkId, shortUrl }: { linkId: string; shortUrl: strin
   const [bg, setBg] = useState("#ffffff");
   const [margin, setMargin] = useState("2");
   const [ecl, setEcl] = useState("M");
-  const ratio = contrast(fg, bg);
-  const readable = ratio >= 3;
+  // The server refuses a pair under the minimum; this says so before asking.
+  const ratio = contrastRatio(fg, bg);
+  const readable = ratio >= QR_MIN_CONTRAST;
   const preview = `/links/${linkId}/qr?${new URLSearchParams({ format: "svg", fg, bg, margin, ecl })}`;
   const field = (name: string) => `${id}-${name}`;
   return (
@@ -43,7 +32,7 @@ export function QrDialog({ linkId, shortUrl }: { linkId: string; shortUrl: strin
         <img src={preview} alt={`QR code for ${shortUrl}`} width={200} height={200} className="mx-auto h-[200px] w-[200px] rounded" data-testid="qr-preview" />
       ) : (
         <p role="alert" className="text-sm text-red-800 dark:text-red-300" id={field("contrast")}>
-          These colours are too close to scan (contrast {ratio.toFixed(1)}:1, at least 3:1 needed).
+          These colours are too close to scan (contrast {ratio.toFixed(1)}:1, at least {QR_MIN_CONTRAST}:1 needed).
         </p>
       )}
       <p className="text-xs text-slate-700 dark:text-slate-300">Scans are counted as QR visits in analytics.</p>

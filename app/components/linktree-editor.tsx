@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { contrastRatio } from "../../server/domain/contrast";
 import { browserOffset, expiryFromLocal, localInputOf } from "../lib/link-form";
 import { Field, fieldErrors } from "./ui";
 import type { FormError } from "../lib/messages";
@@ -32,19 +33,6 @@ const THEME_LABELS: Record<string, string> = {
 const STYLE_LABELS: Record<string, string> = { rounded: "Rounded", square: "Square", pill: "Pill", outline: "Outline" };
 
 export const paletteOf = (looks: Looks, look: Look): Palette => ({ ...looks.themes[look.theme || "light"], ...look.colors });
-
-function luminance(hex: string): number {
-  const c = (i: number) => {
-    const v = parseInt(hex.slice(i, i + 2), 16) / 255;
-    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
-  };
-  return 0.2126 * c(1) + 0.7152 * c(3) + 0.0722 * c(5);
-}
-/** The contrast ratio of two #rrggbb colours, as the server judges it. */
-export function contrast(a: string, b: string): number {
-  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
-  return (hi + 0.05) / (lo + 0.05);
-}
 
 /** Theme picker (each choice drawn in its colours), button style, and colours over the theme's. */
 export function LookFields({ looks, look, setLook, error }: { looks: Looks; look: Look; setLook: (l: Look) => void; error: FormError | null | undefined }) {
@@ -128,7 +116,7 @@ export function LookFields({ looks, look, setLook, error }: { looks: Looks; look
         </div>
         <ul className="mt-2 space-y-1 text-sm" aria-live="polite">
           {pairs.map(([fg, bg]) => {
-            const ratio = contrast(palette[fg], palette[bg]);
+            const ratio = contrastRatio(palette[fg], palette[bg]);
             const ok = ratio >= looks.min_contrast;
             return (
               <li key={fg} className={ok ? "text-slate-600 dark:text-slate-400" : "font-medium text-red-700 dark:text-red-400"}>

@@ -23,12 +23,16 @@ export function Filters({ values, tags, domains }: { values: FilterValues; tags:
   const submit = useSubmit();
   // Uncontrolled fields (they work without JavaScript) follow the URL when it changes under them:
   // the back button, a tag chip, a shared link. Focus stays where it is.
+  // Only a value that changed is written back: a choice made while the page hydrates stays as made.
   const form = useRef<HTMLFormElement>(null);
+  const shown = useRef(values);
   useEffect(() => {
     for (const [name, value] of Object.entries(values)) {
+      if (shown.current[name as keyof FilterValues] === value) continue;
       const el = form.current?.elements.namedItem(name);
       if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement) el.value = value;
     }
+    shown.current = values;
   }, [values]);
   const select = (name: keyof FilterValues, label: string, options: [string, string][]) => (
     <div className="min-w-0">

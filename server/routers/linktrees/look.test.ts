@@ -3,7 +3,8 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { domains, links } from "../../../db/schema";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
-import { contrastProblems, contrastRatio, MIN_CONTRAST, THEME_PALETTES, THEMES } from "./look";
+import { contrastRatio } from "../../domain/contrast";
+import { contrastProblems, MIN_CONTRAST, THEME_PALETTES, THEMES } from "./look";
 
 // A linktree's look (theme, colours, button style, socials) and its branded domain, through the REST API.
 let t: TestServer;

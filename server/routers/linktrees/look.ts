@@ -1,4 +1,5 @@
 import type { LinktreeColors } from "../../../db/schema";
+import { contrastRatio } from "../../domain/contrast";
 
 // How a linktree page looks: themes with their colours, the contrast rule for colours people pick,
 // and the social platforms a page may show.
@@ -30,20 +31,6 @@ export const resolvePalette = (theme: Theme | null | undefined, colors: Linktree
   ...THEME_PALETTES[theme ?? "light"],
   ...Object.fromEntries(Object.entries(colors ?? {}).map(([k, v]) => [k, v.toLowerCase()])),
 });
-
-function luminance(hex: string): number {
-  const channel = (i: number) => {
-    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
-    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  };
-  return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
-}
-
-/** The WCAG contrast ratio of two `#rrggbb` colours, 1 to 21. */
-export function contrastRatio(a: string, b: string): number {
-  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
-  return (hi + 0.05) / (lo + 0.05);
-}
 
 /** What is wrong with the resulting colours, in plain words, one message per pair under the minimum. */
 export function contrastProblems(p: Palette): string[] {

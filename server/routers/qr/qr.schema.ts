@@ -1,14 +1,13 @@
 import { z } from "zod";
 import { text } from "../../lib/input";
 import { linkIdSchema } from "../links";
+import { contrastRatio, QR_MIN_CONTRAST } from "../../domain/contrast";
 
 export const QR_FORMATS = ["svg", "png"] as const;
 export const QR_ECLS = ["L", "M", "Q", "H"] as const;
 export const QR_SIZE_MIN = 64;
 export const QR_SIZE_MAX = 2048;
 export const QR_MARGIN_MAX = 16;
-/** Foreground against background below this contrast ratio: scanners miss the modules. */
-export const QR_MIN_CONTRAST = 3;
 
 const COLOR_RE = /^#[0-9a-fA-F]{6}$/;
 const color = text()
@@ -19,21 +18,6 @@ const intBetween = (lo: number, hi: number) =>
     .regex(/^\d{1,5}$/, `must be an integer from ${lo} to ${hi}`)
     .transform(Number)
     .refine((n) => n >= lo && n <= hi, `must be an integer from ${lo} to ${hi}`);
-
-/** WCAG 2 relative luminance of `#rrggbb`. */
-function luminance(hex: string): number {
-  const [r, g, b] = [1, 3, 5].map((i) => {
-    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
-    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  });
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-}
-
-/** WCAG 2 contrast ratio of two colours, 1 to 21. */
-export function contrastRatio(a: string, b: string): number {
-  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
-  return (hi + 0.05) / (lo + 0.05);
-}
 
 export const qrInput = z
   .object({

@@ -2,7 +2,7 @@ import QRCode from "qrcode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueToken } from "../../lib/users";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
-import { contrastRatio } from "./qr.schema";
+import { contrastRatio } from "../../domain/contrast";
 
 let t: TestServer;
 let alice: TestUser;
