@@ -569,11 +569,14 @@ function firstInput(o: OpenAPIV3.OperationObject): string {
   return body?.required?.[0] ?? Object.keys(body?.properties ?? {})[0] ?? (o.parameters?.[0] as OpenAPIV3.ParameterObject | undefined)?.name ?? "body";
 }
 
-let cached: { json: string; yaml: string } | undefined;
+/** The document is built once per configuration (its server URLs come from it), on first request. */
+const built = new WeakMap<Config, { json: string; yaml: string }>();
 export function openApiDocuments(config: Config) {
-  if (!cached) {
+  let docs = built.get(config);
+  if (!docs) {
     const doc = buildOpenApiDocument(config);
-    cached = { json: JSON.stringify(doc, null, 2), yaml: stringify(doc) };
+    docs = { json: JSON.stringify(doc, null, 2), yaml: stringify(doc) };
+    built.set(config, docs);
   }
-  return cached;
+  return docs;
 }
