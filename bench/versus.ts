@@ -144,6 +144,7 @@ const f = (n: number, d = 0) => n.toLocaleString("en-US", { minimumFractionDigit
 
 async function main() {
   const before = prepareBefore(REV);
+  execSync("npm run -s build", { cwd: root, stdio: "inherit" }); // this checkout's bundle, as it is now
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const tag = Date.now().toString(36);
   const dbUrl = (n: string) => Object.assign(new URL(ADMIN_URL), { pathname: `/versus_${n}_${tag}` }).href;

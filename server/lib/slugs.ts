@@ -1,5 +1,4 @@
 import { eq, sql, type SQL } from "drizzle-orm";
-import { PgTransaction } from "drizzle-orm/pg-core";
 import type { DbOrTx } from "../../db/client";
 import { slugBlocks } from "../../db/schema";
 import { AppError } from "../domain/errors";
@@ -143,25 +142,16 @@ function slugSql(n: SQL, length: number): SQL {
 }
 
 /**
- * Runs `insert` (one statement) with a generated slug, retrying on the rare race for the same slug;
- * inside a caller's transaction it runs in a savepoint (a failed statement would otherwise abort it).
+ * Runs `insert` with a generated slug, picking again on the rare race for the same slug. `insert` is
+ * one statement with `on conflict do nothing`, answering `undefined` when the slug was taken: no
+ * error, so a caller's transaction stays usable without a savepoint (two round trips fewer per link).
  */
-export async function withGeneratedSlug<T>(
-  db: DbOrTx,
-  insert: (slug: string, tx: DbOrTx) => Promise<T>,
-  isSlugConflict: (e: unknown) => boolean,
-  domainId: string | null = null,
-): Promise<T> {
-  // One insert statement is atomic on its own: only inside the caller's transaction does a taken slug
-  // need a savepoint to try again. Outside, no BEGIN/COMMIT: two round trips fewer per new link.
-  const attemptInsert = db instanceof PgTransaction ? (slug: string) => db.transaction((sp) => insert(slug, sp)) : (slug: string) => insert(slug, db);
-  for (let attempt = 0; ; attempt++) {
+export async function withGeneratedSlug<T>(db: DbOrTx, insert: (slug: string) => Promise<T | undefined>, domainId: string | null = null): Promise<T> {
+  for (let attempt = 0; attempt < 8; attempt++) {
     const slug = domainId === null ? await pickFreeSlug(db) : await pickFreeDomainSlug(db, domainId);
-    try {
-      return await attemptInsert(slug);
-    } catch (e) {
-      if (attempt < 8 && isSlugConflict(e)) continue;
-      throw e;
-    }
+    const inserted = await insert(slug);
+    if (inserted !== undefined) return inserted;
   }
+  // Eight picks each taken meanwhile: the namespace is all but full under heavy writing.
+  throw new AppError("SLUGS_EXHAUSTED", { message: "every slug picked was taken meanwhile; try again" });
 }

@@ -87,7 +87,11 @@ export async function insertLink(lt: LinkTx, values: NewLink, conflictCode: Slug
   const row = (slug: string) => ({ ...values, id: newLinkId(), slug, kind: values.kind ?? "link", createdAt: now, updatedAt: now });
   const inserted =
     values.slug === undefined
-      ? await withGeneratedSlug(lt.db, async (slug, tx) => (await tx.insert(links).values(row(slug)).returning())[0], isSlugConflict, values.domainId ?? null)
+      ? await withGeneratedSlug(
+          lt.db,
+          async (slug) => (await lt.db.insert(links).values(row(slug)).onConflictDoNothing().returning())[0],
+          values.domainId ?? null,
+        )
       : await withSlug(lt.db, values.slug, conflictCode, async (sp) => (await sp.insert(links).values(row(values.slug!)).returning())[0]);
   touch(lt, inserted);
   return inserted;
