@@ -1,7 +1,8 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { links } from "../../db/schema";
 import { createTestDatabase } from "../../db/test-db";
+import { AppError } from "../domain/errors";
 import { newLinkId } from "./ids";
 import { pickFreeSlugs, withGeneratedSlug } from "./slugs";
 import type { DbOrTx } from "../../db/client";
@@ -66,6 +67,14 @@ describe("withGeneratedSlug", () => {
     });
     expect(tried).toHaveLength(2);
     expect(outcome).toBe(tried[1]);
+  });
+  it("gives up with SLUGS_EXHAUSTED (503) after eight picks that were each taken meanwhile, storing nothing", async () => {
+    const tried: string[] = [];
+    const failed = await withGeneratedSlug(database.db, async (slug) => void tried.push(slug)).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(AppError);
+    expect((failed as AppError).publicCode).toBe("SLUGS_EXHAUSTED");
+    expect(tried).toHaveLength(8);
+    expect(await database.db.select().from(links).where(inArray(links.slug, tried))).toEqual([]);
   });
 });
 
