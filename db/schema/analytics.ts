@@ -27,6 +27,8 @@ export const clickVisitorDays = pgTable(
     day: integer("day").notNull(),
     visitor: text("visitor").notNull(),
     hours: integer("hours").notNull(),
+    /** `hours` before the last write, so the write that changed them knows what changed (see clickVisitorHours). */
+    priorHours: integer("prior_hours").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.visitor] })],
 );
@@ -44,6 +46,8 @@ export const clickVisitorCountries = pgTable(
     country: text("country").notNull(),
     visitor: text("visitor").notNull(),
     hours: integer("hours").notNull().default(0),
+    /** `hours` before the last write (see clickVisitorHours). */
+    priorHours: integer("prior_hours").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.country, t.visitor] })],
 );
@@ -62,4 +66,26 @@ export const clickDayVisitors = pgTable(
     visitors: integer("visitors").notNull(),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.dim, t.value] })],
+);
+
+/**
+ * How many of a UTC day's visitor keys clicked first (`firsts`) and last (`lasts`) in each hour of
+ * it (0-23), of the whole workspace (`dim` 'total', `value` '') and per country. The visitors of the
+ * day's hours [0, h) are its firsts before h, those of [h, 24) its lasts from h on: a range, or a
+ * local day, that cuts a UTC day in two reads a few of these rows instead of the day's visitor keys.
+ * Kept from the hour masks of the two visitor tables: a write that moves a key's first or last hour
+ * moves one count from the old hour to the new.
+ */
+export const clickVisitorHours = pgTable(
+  "click_visitor_hours",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: integer("day").notNull(),
+    dim: text("dim", { enum: ["total", "country"] }).notNull(),
+    value: text("value").notNull(),
+    hour: integer("hour").notNull(),
+    firsts: integer("firsts").notNull(),
+    lasts: integer("lasts").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.dim, t.value, t.hour] })],
 );

@@ -89,7 +89,7 @@ export async function insertClicks(db: Db, rows: ClickRecord[], withEvents?: boo
         on conflict do nothing returning link_id, "timestamp", country, visitor
       ), ${sql.raw(summaryCtes("ins"))}
       insert into click_rollups (link_id, hour, count)
-      select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2
+      select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2 order by 1, 2
       on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count`);
     return;
   }
@@ -99,7 +99,7 @@ export async function insertClicks(db: Db, rows: ClickRecord[], withEvents?: boo
       on conflict do nothing returning *
     ), rollups as (
       insert into click_rollups (link_id, hour, count)
-      select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2
+      select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2 order by 1, 2
       on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count
     ), ${sql.raw(summaryCtes("ins"))}
     ${sql.raw(deliveriesOf("ins", clickJson("c")))}`);
@@ -154,7 +154,7 @@ export async function copyClicks(database: Pick<Database, "copyThen">, rows: Cli
     else hours.set(key, { link_id: r.link_id, hour, count: 1 });
   }
   const rollups = `insert into click_rollups (link_id, hour, count)
-      select link_id, hour, count from json_populate_recordset(null::click_rollups, $1::json)
+      select link_id, hour, count from json_populate_recordset(null::click_rollups, $1::json) order by 1, 2
       on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count`;
   // The batch's keys (and what the summaries count) go along for the summaries and, with subscribers,
   // the webhook events, written in the COPY's transaction (every click of a COPY is new: it fails

@@ -3,7 +3,30 @@
 // replayed spool counts nothing twice; the visitor tables are sets, so the visitor counts grow only
 // by keys new to their day.
 
+/** The lowest and the highest hour (0-23) set in an hour mask; null for an empty mask. */
+const firstHour = (mask: string) => `case when ${mask} <> 0 then 24 - length(rtrim(${mask}::bit(24)::text, '0')) end`;
+const lastHour = (mask: string) => `case when ${mask} <> 0 then 24 - position('1' in ${mask}::bit(24)::text) end`;
+
+/** Rows (hour, firsts, lasts) counting a mask of `x.hours` once, less the mask `x.${prior}` when given. */
+const hourCounts = (prior?: string) => `(values (${firstHour("x.hours")}, 1, 0), (${lastHour("x.hours")}, 0, 1)${
+  prior ? `, (${firstHour(`x.${prior}`)}, -1, 0), (${lastHour(`x.${prior}`)}, 0, -1)` : ""
+}) e(hour, f, l)`;
+
 /**
+ * The visitor hour counts (click_visitor_hours) of the visitor sets of the workspaces `where`
+ * selects (a condition on `workspace_id`): how a summary is rebuilt from the sets.
+ */
+export const visitorHoursFromSets = (where: string) => `
+  insert into click_visitor_hours (workspace_id, day, dim, value, hour, firsts, lasts)
+  select x.workspace_id, x.day, x.dim, x.value, e.hour, sum(e.f)::int, sum(e.l)::int from (
+    select workspace_id, day, 'total' as dim, '' as value, hours from click_visitor_days where ${where}
+    union all select workspace_id, day, 'country', country, hours from click_visitor_countries where ${where}
+  ) x cross join lateral ${hourCounts()} where e.hour is not null group by 1, 2, 3, 4, 5`;
+
+/**
+ * Every upsert goes in key order, so two writers storing clicks of the same visitors lock the rows
+ * they share in the same order instead of deadlocking.
+ *
  * Common table expressions (to follow `with` or a comma) that add the clicks of `source` to the
  * summaries. `source` has the columns `link_id`, `timestamp`, `country` and `visitor` of the clicks
  * just stored. The workspace is the link's, and linktree pages are left out, as the workspace's
@@ -15,25 +38,36 @@ export const summaryCtes = (source: string) => `
     from ${source} s join links l on l.id = s.link_id and l.kind = 'link'
   ), sh as (
     insert into click_hour_countries (workspace_id, hour, country, clicks)
-    select workspace_id, (t / 3600000) * 3600000, country, count(*)::int from sb group by 1, 2, 3
+    select workspace_id, (t / 3600000) * 3600000, country, count(*)::int from sb group by 1, 2, 3 order by 1, 2, 3
     on conflict (workspace_id, hour, country) do update set clicks = click_hour_countries.clicks + excluded.clicks
   ), sv as (
     insert into click_visitor_days (workspace_id, day, visitor, hours)
-    select workspace_id, (t / 86400000)::int, visitor, bit_or(1 << ((t / 3600000) % 24)::int) from sb where visitor is not null group by 1, 2, 3
-    on conflict (workspace_id, day, visitor) do update set hours = click_visitor_days.hours | excluded.hours
-    returning workspace_id, day, xmax = 0 as added
+    select workspace_id, (t / 86400000)::int, visitor, bit_or(1 << ((t / 3600000) % 24)::int) from sb where visitor is not null group by 1, 2, 3 order by 1, 2, 3
+    on conflict (workspace_id, day, visitor) do update set prior_hours = click_visitor_days.hours, hours = click_visitor_days.hours | excluded.hours
+    returning workspace_id, day, hours, prior_hours, xmax = 0 as added
   ), sc as (
     insert into click_visitor_countries (workspace_id, day, country, visitor, hours)
-    select workspace_id, (t / 86400000)::int, country, visitor, bit_or(1 << ((t / 3600000) % 24)::int) from sb where visitor is not null group by 1, 2, 3, 4
-    on conflict (workspace_id, day, country, visitor) do update set hours = click_visitor_countries.hours | excluded.hours
-    returning workspace_id, day, country, xmax = 0 as added
+    select workspace_id, (t / 86400000)::int, country, visitor, bit_or(1 << ((t / 3600000) % 24)::int) from sb where visitor is not null group by 1, 2, 3, 4 order by 1, 2, 3, 4
+    on conflict (workspace_id, day, country, visitor) do update set prior_hours = click_visitor_countries.hours, hours = click_visitor_countries.hours | excluded.hours
+    returning workspace_id, day, country, hours, prior_hours, xmax = 0 as added
   ), sd as (
     insert into click_day_visitors (workspace_id, day, dim, value, visitors)
     select workspace_id, day, dim, value, count(*)::int from (
       select workspace_id, day, 'total' as dim, '' as value from sv where added
       union all select workspace_id, day, 'country', country from sc where added
-    ) n group by 1, 2, 3, 4
+    ) n group by 1, 2, 3, 4 order by 1, 2, 3, 4
     on conflict (workspace_id, day, dim, value) do update set visitors = click_day_visitors.visitors + excluded.visitors
+  ), sf as (
+    -- The row lock of the upserts above makes prior_hours the hours this write found, also beside
+    -- a concurrent writer.
+    insert into click_visitor_hours (workspace_id, day, dim, value, hour, firsts, lasts)
+    select x.workspace_id, x.day, x.dim, x.value, e.hour, sum(e.f)::int, sum(e.l)::int from (
+      select workspace_id, day, 'total' as dim, '' as value, hours, prior_hours from sv
+      union all select workspace_id, day, 'country', country, hours, prior_hours from sc
+    ) x cross join lateral ${hourCounts("prior_hours")}
+    where e.hour is not null group by 1, 2, 3, 4, 5 having sum(e.f) <> 0 or sum(e.l) <> 0 order by 1, 2, 3, 4, 5
+    on conflict (workspace_id, day, dim, value, hour) do update
+      set firsts = click_visitor_hours.firsts + excluded.firsts, lasts = click_visitor_hours.lasts + excluded.lasts
   )`;
 
 /** Retention: the summaries of the days before `horizon` (ms, a UTC day's start) go with their clicks. */
@@ -44,5 +78,6 @@ export const dropSummariesBefore = (horizon: number): string[] => {
     `delete from click_visitor_days where day < ${day}`,
     `delete from click_visitor_countries where day < ${day}`,
     `delete from click_day_visitors where day < ${day}`,
+    `delete from click_visitor_hours where day < ${day}`,
   ];
 };

@@ -77,6 +77,7 @@ function expected(rows: ClickRecord[], keyOf: (c: ClickRecord) => string | null)
 const berlinDay = (ms: number) => new Intl.DateTimeFormat("en-CA", { timeZone: "Europe/Berlin", year: "numeric", month: "2-digit", day: "2-digit" }).format(ms);
 
 describe("breakdowns from the summaries", () => {
+  let stored: ClickRecord[] = [];
   let counted: ClickRecord[] = [];
   // Over the change to summer time in Berlin (2025-03-30), from and to inside a day.
   const from = Date.UTC(2025, 2, 27, 7, 13);
@@ -104,7 +105,11 @@ describe("breakdowns from the summaries", () => {
     const late = clicksOf(ids, from - D, span, 60, 99);
     await insertClicks(t.app.db, [...batches[2].slice(0, 20), ...late]); // the insert: only the new ones count
     await storeClicks(t.app, clicksOf([page.id], from, to - from, 40, 5)); // a linktree page's views: left out
-    counted = [...batches.flat(), ...late].filter((c) => c.timestamp >= from && c.timestamp <= to);
+    // Four writers at once (separate connections on PostgreSQL), the same visitor keys and days.
+    const together = [0, 1, 2, 3].map((i) => clicksOf(ids, from - D, span, 100, 40 + i));
+    await Promise.all(together.map((b) => storeClicks(t.app, b)));
+    stored = [...batches.flat(), ...late, ...together.flat()];
+    counted = stored.filter((c) => c.timestamp >= from && c.timestamp <= to);
   });
 
   it("by country equals the counts of the clicks themselves", async () => {
@@ -140,6 +145,61 @@ describe("breakdowns from the summaries", () => {
     for (const row of r.json.rows as { key: number; clicks: number; visitors: number }[]) {
       const k = new Date(row.key).toISOString().slice(0, 10);
       expect({ k, clicks: row.clicks, visitors: row.visitors }).toEqual({ k, ...(e.rows.get(k) ?? { clicks: 0, visitors: 0 }) });
+    }
+  });
+
+  it("the visitor hour counts equal the first and last hours of the visitor sets, after batches stored in any order", async () => {
+    const rows = (await t.app.db.execute(sql`
+      with sets as (
+        select day, 'total' as dim, '' as value, hours from click_visitor_days where workspace_id = ${alice.workspaceId}
+        union all select day, 'country', country, hours from click_visitor_countries where workspace_id = ${alice.workspaceId}
+      ), e as (
+        select day, dim, value, h as hour, count(*) filter (where hours & ((1 << h) - 1) = 0 and hours & (1 << h) <> 0) as firsts,
+          count(*) filter (where hours >> (h + 1) = 0 and hours & (1 << h) <> 0) as lasts
+        from sets cross join generate_series(0, 23) h group by 1, 2, 3, 4
+      )
+      select count(*) as wrong, (select count(*) from e where firsts > 0) as checked from e
+      full join (select * from click_visitor_hours where workspace_id = ${alice.workspaceId}) h using (day, dim, value, hour)
+      where coalesce(e.firsts, 0) <> coalesce(h.firsts, 0) or coalesce(e.lasts, 0) <> coalesce(h.lasts, 0)`)) as unknown as
+      | { rows: { wrong: unknown; checked: unknown }[] }
+      | { wrong: unknown; checked: unknown }[];
+    const [r] = Array.isArray(rows) ? rows : rows.rows;
+    expect(Number(r.checked)).toBeGreaterThan(50);
+    expect(Number(r.wrong)).toBe(0);
+  });
+
+  it("ranges cut on whole hours, inside hours and on midnight equal the counts of the clicks themselves", async () => {
+    const cuts: [number, number][] = [
+      [Date.UTC(2025, 2, 27, 9), Date.UTC(2025, 3, 2, 15)],
+      [Date.UTC(2025, 2, 27, 0), Date.UTC(2025, 3, 2, 0)],
+      [Date.UTC(2025, 2, 27, 23, 59), Date.UTC(2025, 2, 29, 0, 1)],
+      [Date.UTC(2025, 2, 28, 0, 30), Date.UTC(2025, 2, 30, 23, 30)],
+    ];
+    for (const [lo, hi] of cuts) {
+      const inRange = stored.filter((c) => c.timestamp >= lo && c.timestamp <= hi);
+      const r = await get(`/analytics/breakdown?by=country&from=${lo}&to=${hi}`);
+      const e = expected(inRange, (c) => c.country);
+      expect({ lo, hi, total: r.json.total }).toEqual({ lo, hi, total: e.total });
+      expect(new Map(r.json.rows.map((x: { key: string | null; clicks: number; visitors: number }) => [x.key, { clicks: x.clicks, visitors: x.visitors }]))).toEqual(
+        e.rows,
+      );
+    }
+  });
+
+  it("by day in zones whose midnight is another UTC hour, or moves across DST, equals the counts of the clicks themselves", async () => {
+    for (const tz of ["Europe/London", "America/New_York", "Asia/Tokyo", "Asia/Kolkata", "Antarctica/Troll"]) {
+      const local = (ms: number) => new Intl.DateTimeFormat("en-CA", { timeZone: tz, year: "numeric", month: "2-digit", day: "2-digit" }).format(ms);
+      const r = await get(`/analytics/breakdown?by=day&tz=${tz}&from=${from}&to=${to}`);
+      expect(r.status, r.text).toBe(200);
+      const e = expected(counted, (c) => local(c.timestamp));
+      expect({ tz, total: r.json.total }).toEqual({ tz, total: e.total });
+      for (const row of r.json.rows as { key: number; clicks: number; visitors: number }[]) {
+        expect({ tz, day: local(row.key), clicks: row.clicks, visitors: row.visitors }).toEqual({
+          tz,
+          day: local(row.key),
+          ...(e.rows.get(local(row.key)) ?? { clicks: 0, visitors: 0 }),
+        });
+      }
     }
   });
 

@@ -124,12 +124,12 @@ type Summed = { rows: Map<string | number | null, Counts>; total: Counts };
 /**
  * A breakdown of a whole workspace without filters, by country or by day, from the summaries the
  * click storage keeps (db/schema/analytics.ts): clicks of every whole hour of [lo, hi) from the
- * hourly counts, visitors of whole UTC days from the daily counts, and a partial day's visitors
- * from the day's visitor sets, each key with the hours it clicked in (a bitmask), joined with the
- * keys of the clicks of the minutes before the first whole hour and after the last. Visitors are
- * distinct per UTC day, so the days add up. By day, a local day's visitors of a UTC day are the
- * keys that clicked in one of the local day's hours, so this needs buckets starting on whole hours;
- * null when the summaries cannot answer (the caller reads the clicks instead).
+ * hourly counts and those of the minutes before the first whole hour and after the last from the
+ * clicks; visitors (distinct per UTC day, so the days add up) of each UTC day, or of each part of it
+ * a local day holds, from the day's count when the whole day is in, from the day's first and last
+ * hours when its start or end is (see splitPieces). By day this needs buckets starting on whole
+ * hours; null when the summaries cannot answer (the caller reads the clicks instead). Two
+ * statements: one over the summaries, one over the few clicks they cannot answer for, read once.
  */
 async function fromSummaries(
   app: Pick<AppServices, "db">,
@@ -140,133 +140,198 @@ async function fromSummaries(
   hi: number,
   starts: number[] = [],
 ): Promise<Summed | null> {
-  const d0 = Math.ceil(lo / DAY_MS);
-  const d1 = Math.floor(hi / DAY_MS);
-  if (d0 >= d1 || starts.some((s) => s % HOUR_MS !== 0)) return null;
+  if (Math.ceil(lo / DAY_MS) >= Math.floor(hi / DAY_MS) || starts.some((s) => s % HOUR_MS !== 0)) return null;
   const h0 = Math.ceil(lo / HOUR_MS) * HOUR_MS;
   const h1 = Math.floor(hi / HOUR_MS) * HOUR_MS;
+  const bucketOf = sql`${`{${starts.join(",")}}`}::bigint[]`;
+  // Rows (part, k, n): 'c' clicks and 'r' visitors of key k, 't' visitors of the whole selection.
+  const days = splitPieces(dayPieces(lo, hi, []));
+  const keyed = by === "country" ? { dim: "country" as const, ...days } : { dim: "total" as const, ...splitPieces(dayPieces(lo, hi, starts)) };
+  const counted = [
+    sql`select 'c' as part, (${by === "country" ? sql`country` : sql`width_bucket(hour, ${bucketOf})`})::text as k, sum(clicks) as n
+      from click_hour_countries where workspace_id = ${workspaceId} and hour >= ${h0} and hour < ${h1} group by 2`,
+    ...countedVisitors(workspaceId, "r", keyed),
+    ...countedVisitors(workspaceId, "t", { dim: "total", ...days }),
+  ];
+  // The minutes outside the whole hours, and the parts of a day that are neither its start nor its end.
+  const fragments = [...(lo < h0 ? [[lo, h0]] : []), ...(h1 < hi ? [[h1, hi]] : [])];
+  const fromClicks = [
+    ...(fragments.length
+      ? [
+          sql`select 'c' as part, (${by === "country" ? sql`coalesce(f.country, '')` : sql`width_bucket(f.t, ${bucketOf})`})::text as k, count(*) as n
+            from f where ${or(...fragments.map(([a, b]) => sql`(f.t >= ${a} and f.t < ${b})`))} group by 2`,
+        ]
+      : []),
+    ...minuteVisitors(workspaceId, "r", keyed),
+    ...minuteVisitors(workspaceId, "t", { dim: "total", ...days }),
+  ];
+  const ranges = mergeRanges([...fragments, ...keyed.minutes.flatMap((p) => p.ranges), ...days.minutes.flatMap((p) => p.ranges)]);
+  const [summed, read] = await Promise.all([
+    rowsOf<{ part: string; k: string | null; n: unknown }>(app, sql.join(counted, sql` union all `)),
+    fromClicks.length
+      ? rowsOf<{ part: string; k: string | null; n: unknown }>(
+          app,
+          sql`with f as materialized (select * from ${clicksIn(ids, ranges)}) ${sql.join(fromClicks, sql` union all `)}`,
+        )
+      : [],
+  ]);
   const rows = new Map<string | number | null, Counts>();
   const total = { clicks: 0, visitors: 0 };
-  const add = (k: string | number | null, c: number, v: number) => {
-    const r = rows.get(k) ?? { clicks: 0, visitors: 0 };
-    r.clicks += c;
-    r.visitors += v;
-    rows.set(k, r);
-  };
-  const keyOf = (k: unknown) => (by === "country" ? (k === "" || k === null ? null : String(k)) : Number(k));
-  const bucketOf = sql`${`{${starts.join(",")}}`}::bigint[]`;
-  // The minutes outside the whole hours, read from the clicks.
-  const fragments = [...(lo < h0 ? [tsBetween(lo, h0)] : []), ...(h1 < hi ? [tsBetween(h1, hi)] : [])];
-  // Link by link through the primary key (link, ts): a few minutes of each link are a short index
-  // range, where one scan of the range over every link read the whole month's partition. `offset 0`
-  // keeps the planner from turning the lateral subquery back into that scan.
-  const inFragments = fragments.length
-    ? sql`(select c.t, c.country, c.visitor from ${linkRows(ids)} cross join lateral (
-        select ${clicks.timestamp} as t, ${clicks.country} as country, ${clicks.visitor} as visitor from ${clicks}
-        where ${clicks.linkId} = l.id and (${fragments.length === 1 ? fragments[0] : or(...fragments)}) offset 0) c) f`
-    : null;
-  const clickKey = by === "country" ? sql`coalesce(f.country, '') collate "C"` : sql`width_bucket(f.t, ${bucketOf})`;
-  const days = sql`workspace_id = ${workspaceId} and day >= ${d0} and day < ${d1}`;
-  const [clicked, fragmentClicks, visited, [all], edges] = await Promise.all([
-    rowsOf<{ k: unknown; n: unknown }>(
-      app,
-      sql`select ${by === "country" ? sql`country` : sql`width_bucket(hour, ${bucketOf})`} as k, sum(clicks) as n
-        from click_hour_countries where workspace_id = ${workspaceId} and hour >= ${h0} and hour < ${h1} group by 1`,
-    ),
-    inFragments ? rowsOf<{ k: unknown; n: unknown }>(app, sql`select ${clickKey} as k, count(*) as n from ${inFragments} group by 1`) : [],
-    by === "country"
-      ? rowsOf<{ k: unknown; n: unknown }>(app, sql`select value as k, sum(visitors) as n from click_day_visitors where ${days} and dim = 'country' group by 1`)
-      : visitorsByBucket(app, workspaceId, bucketMasks(d0, d1, starts)),
-    rowsOf<{ n: unknown }>(app, sql`select coalesce(sum(visitors), 0) as n from click_day_visitors where ${days} and dim = 'total'`),
-    edgeVisitors(app, workspaceId, by, { lo, hi, d0, d1, h0, h1, starts, bucketOf, clickKey, inFragments }),
-  ]);
-  for (const r of [...clicked, ...fragmentClicks]) {
-    add(keyOf(r.k), Number(r.n), 0);
-    total.clicks += Number(r.n);
-  }
-  for (const r of visited) add(keyOf(r.k), 0, Number(r.n));
-  total.visitors += Number(all?.n ?? 0);
-  for (const r of edges) {
-    if (Number(r.gk) === 1) total.visitors += Number(r.n);
-    else add(keyOf(r.k), 0, Number(r.n));
+  for (const r of [...summed, ...read]) {
+    const n = Number(r.n);
+    if (r.part === "t") {
+      total.visitors += n;
+      continue;
+    }
+    const k = by === "country" ? (r.k === "" || r.k === null ? null : r.k) : Number(r.k);
+    const c = rows.get(k) ?? { clicks: 0, visitors: 0 };
+    if (r.part === "c") {
+      c.clicks += n;
+      total.clicks += n;
+    } else c.visitors += n;
+    rows.set(k, c);
   }
   return { rows, total };
+}
+
+/** Sorted, non-overlapping ranges covering the given [lo, hi) ranges. */
+function mergeRanges(ranges: number[][]): number[][] {
+  const out: number[][] = [];
+  for (const [a, b] of [...ranges].sort((x, y) => x[0] - y[0])) {
+    const last = out[out.length - 1];
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
 }
 
 /** The links of `ids` as a row source `l(id)`, for a lateral join. */
 const linkRows = (ids: LinkIds) => (Array.isArray(ids) ? sql`unnest(${`{${ids.join(",")}}`}::text[]) as l(id)` : sql`(${ids}) as l(id)`);
 
-/** A UTC day (its number), a bucket (width_bucket's number over the starts) and the hours of that day in it (bit h: hour h). */
-type DayMask = { d: number; b: number; mask: number };
+/**
+ * The clicks of `ids` in the ranges [lo, hi) as a row source `c(t, country, visitor)`. Link by link
+ * and range by range through the primary key (link, ts): a few minutes of each link are a short
+ * index range, where one scan of the range over every link read the whole month's partition, and
+ * two ranges joined by `or` read all of a link's clicks in a month. `offset 0` keeps the planner
+ * from turning the lateral subquery back into that scan.
+ */
+const clicksIn = (ids: LinkIds, ranges: number[][]) => {
+  const one = ([a, b]: number[]) =>
+    sql`select ${clicks.timestamp} as t, ${clicks.country} as country, ${clicks.visitor} as visitor from ${clicks} where ${clicks.linkId} = l.id and ${tsBetween(a, b)}`;
+  return sql`(select c.t, c.country, c.visitor from ${linkRows(ids)} cross join lateral (${sql.join(ranges.map(one), sql` union all `)} offset 0) c) c`;
+};
 
-/** The masks of the hours [from, to) (whole hours) of each UTC day, split by bucket; one bucket (0) without starts. */
-function bucketMasks(from: number, to: number, starts: number[], fromHour = 0, toHour = 24): DayMask[] {
-  const masks = new Map<string, DayMask>();
+/** The part [s, e) (ms) of the UTC day `d` (its number) counted under the bucket `b` (0 without buckets). */
+type Piece = { d: number; s: number; e: number; b: number };
+
+/** The parts of each UTC day [lo, hi) touches, split at the bucket starts; `b` is width_bucket's number of the part. */
+function dayPieces(lo: number, hi: number, starts: number[]): Piece[] {
+  const out: Piece[] = [];
   let b = 0;
-  for (let d = from; d < to; d++) {
-    for (let h = d === from ? fromHour : 0; h < (d === to - 1 ? toHour : 24); h++) {
-      const t = d * DAY_MS + h * HOUR_MS;
-      while (b < starts.length && starts[b] <= t) b++;
-      const key = `${d} ${b}`;
-      const m = masks.get(key) ?? { d, b, mask: 0 };
-      m.mask |= 1 << h;
-      masks.set(key, m);
+  for (let d = Math.floor(lo / DAY_MS); d * DAY_MS < hi; d++) {
+    const end = Math.min(hi, (d + 1) * DAY_MS);
+    for (let s = Math.max(lo, d * DAY_MS); s < end; ) {
+      while (b < starts.length && starts[b] <= s) b++;
+      const e = b < starts.length ? Math.min(end, starts[b]) : end;
+      out.push({ d, s, e, b });
+      s = e;
     }
   }
-  return [...masks.values()];
+  return out;
 }
+
+/** A day's first hours [0, hr) or last hours [hr, 24) counted under the bucket `b`. */
+type HourCut = { d: number; hr: number; b: number };
+/** The hours of a day in `mask` (bit h: hour h), counted under the bucket `b`. */
+type HourMask = { d: number; mask: number; b: number };
+/** Minutes of a day (ranges [s, e) in ms) whose visitors come from the clicks; `unseen` keeps only keys no hour of the same day counted already (their hour mask `v.hours`). */
+type Minutes = { d: number; b: number; ranges: number[][]; unseen?: SQL };
+type Split = { whole: Piece[]; starts: HourCut[]; ends: HourCut[]; middles: HourMask[]; minutes: Minutes[] };
 
 /**
- * Visitors of the partial UTC days at either edge of [lo, hi): per key and in total (`gk` 1), each
- * day's keys that clicked in its whole hours inside the range (the summaries' hour masks) together
- * with the keys of the clicks of the minutes outside them, distinct per day.
+ * How the visitors of each piece of a day are counted. A whole day: the day's count. A day's start
+ * [0, e): the keys whose first hour is before e's hour, and its end [s, 24 h): those whose last hour
+ * is s's or later (click_visitor_hours). Whole hours in the middle of a day: the day's keys whose
+ * hour mask meets them. The minutes of a part hour at either edge add the keys that clicked in them
+ * and in no hour counted already.
  */
-async function edgeVisitors(
-  app: Pick<AppServices, "db">,
-  workspaceId: string,
-  by: "country" | "day",
-  r: { lo: number; hi: number; d0: number; d1: number; h0: number; h1: number; starts: number[]; bucketOf: SQL; clickKey: SQL; inFragments: SQL | null },
-): Promise<{ gk: unknown; k: unknown; n: unknown }[]> {
-  const masks: DayMask[] = [];
-  // The lower edge day's hours [h0, next midnight), the upper one's [midnight, h1).
-  if (r.lo < r.d0 * DAY_MS && r.h0 < r.d0 * DAY_MS)
-    masks.push(...bucketMasks(r.d0 - 1, r.d0, by === "day" ? r.starts : [], (r.h0 - (r.d0 - 1) * DAY_MS) / HOUR_MS, 24));
-  if (r.d1 * DAY_MS < r.h1) masks.push(...bucketMasks(r.d1, r.d1 + 1, by === "day" ? r.starts : [], 0, (r.h1 - r.d1 * DAY_MS) / HOUR_MS));
-  if (!masks.length && !r.inFragments) return [];
-  const arr = (f: (m: DayMask) => number) => `{${masks.map(f).join(",")}}`;
-  const m = sql`unnest(${arr((x) => x.d)}::int[], ${arr((x) => x.b)}::int[], ${arr((x) => x.mask)}::int[]) as m(d, b, mask)`;
-  // The days named again as a condition of the table's own: the planner then reads those days
-  // through the primary key, where it joined the unnested list against a scan of the whole table.
-  const onDays = sql`v.workspace_id = ${workspaceId} and v.day = any(${arr((x) => x.d)}::int[])`;
-  const summarized =
-    by === "country"
-      ? sql`select v.day as d, v.country collate "C" as k, v.visitor collate "C" as v from ${m}
-          join click_visitor_countries v on v.day = m.d and (v.hours & m.mask) <> 0 where ${onDays}`
-      : sql`select v.day as d, m.b as k, v.visitor collate "C" as v from ${m}
-          join click_visitor_days v on v.day = m.d and (v.hours & m.mask) <> 0 where ${onDays}`;
-  const parts = [
-    ...(masks.length ? [summarized] : []),
-    ...(r.inFragments
-      ? [sql`select (f.t / ${DAY_MS})::int as d, ${r.clickKey} as k, f.visitor collate "C" as v from ${r.inFragments} where f.visitor is not null`]
-      : []),
-  ];
-  return rowsOf(
-    app,
-    sql`select gk, k, sum(n) as n from (
-        select grouping(k) as gk, k, count(distinct v) as n from (${sql.join(parts, sql` union all `)}) s group by grouping sets ((d, k), (d))
-      ) g group by gk, k`,
-  );
+function splitPieces(pieces: Piece[]): Split {
+  const split: Split = { whole: [], starts: [], ends: [], middles: [], minutes: [] };
+  for (const p of pieces) {
+    const day = p.d * DAY_MS;
+    const { d, b } = p;
+    if (p.s === day && p.e === day + DAY_MS) split.whole.push(p);
+    else if (p.s === day) {
+      const hr = Math.floor((p.e - day) / HOUR_MS);
+      split.starts.push({ d, hr, b });
+      if (p.e % HOUR_MS) split.minutes.push({ d, b, ranges: [[day + hr * HOUR_MS, p.e]], unseen: sql`(v.hours & ${(1 << hr) - 1}) = 0` });
+    } else if (p.e === day + DAY_MS) {
+      const hr = Math.ceil((p.s - day) / HOUR_MS);
+      split.ends.push({ d, hr, b });
+      if (p.s % HOUR_MS) split.minutes.push({ d, b, ranges: [[p.s, day + hr * HOUR_MS]], unseen: sql`(v.hours >> ${hr}) = 0` });
+    } else {
+      const from = Math.ceil((p.s - day) / HOUR_MS);
+      const to = Math.floor((p.e - day) / HOUR_MS);
+      if (from >= to) {
+        split.minutes.push({ d, b, ranges: [[p.s, p.e]] });
+        continue;
+      }
+      const mask = ((1 << to) - 1) & ~((1 << from) - 1);
+      split.middles.push({ d, mask, b });
+      const ranges = [...(p.s < day + from * HOUR_MS ? [[p.s, day + from * HOUR_MS]] : []), ...(day + to * HOUR_MS < p.e ? [[day + to * HOUR_MS, p.e]] : [])];
+      if (ranges.length) split.minutes.push({ d, b, ranges, unseen: sql`(v.hours & ${mask}) = 0` });
+    }
+  }
+  return split;
 }
 
-/** Visitors per local day bucket of whole UTC days: each visitor key of a day whose hours meet the bucket's hours of that day. */
-async function visitorsByBucket(app: Pick<AppServices, "db">, workspaceId: string, list: DayMask[]) {
-  const arr = (f: (m: DayMask) => number) => `{${list.map(f).join(",")}}`;
-  return rowsOf<{ k: unknown; n: unknown }>(
-    app,
-    sql`select m.b as k, count(*) as n
-      from unnest(${arr((m) => m.d)}::int[], ${arr((m) => m.b)}::int[], ${arr((m) => m.mask)}::int[]) as m(d, b, mask)
-      join click_visitor_days v on v.workspace_id = ${workspaceId} and v.day = m.d and (v.hours & m.mask) <> 0
-      group by 1`,
+type Counting = Split & { dim: "total" | "country" };
+
+/** Rows (part, k, n) of the visitors the summaries count: k the country for `dim` 'country', the piece's bucket for 'total'. */
+function countedVisitors(workspaceId: string, part: string, { dim, whole, starts, ends, middles }: Counting): SQL[] {
+  const key = dim === "country" ? sql`v.value` : sql`m.b::text`;
+  const list = <T extends object>(xs: T[], f: (x: T) => number) => `{${xs.map(f).join(",")}}`;
+  // The days named again as a range of the table's own key: the planner then reads them through the primary key.
+  const daysOf = (xs: { d: number }[]) => sql`v.workspace_id = ${workspaceId} and v.dim = ${dim} and v.day >= ${xs[0].d} and v.day <= ${xs[xs.length - 1].d}`;
+  const cut = (xs: HourCut[], n: SQL, hours: SQL) =>
+    sql`select ${part} as part, ${key} as k, sum(${n}) as n from unnest(${list(xs, (x) => x.d)}::int[], ${list(xs, (x) => x.hr)}::int[], ${list(xs, (x) => x.b)}::int[]) m(d, hr, b)
+      join click_visitor_hours v on v.day = m.d and ${hours} and ${daysOf(xs)} group by 2`;
+  return [
+    ...(whole.length
+      ? [
+          sql`select ${part} as part, ${key} as k, sum(v.visitors) as n from unnest(${list(whole, (x) => x.d)}::int[], ${list(whole, (x) => x.b)}::int[]) m(d, b)
+            join click_day_visitors v on v.day = m.d and ${daysOf(whole)} group by 2`,
+        ]
+      : []),
+    ...(starts.length ? [cut(starts, sql`v.firsts`, sql`v.hour < m.hr`)] : []),
+    ...(ends.length ? [cut(ends, sql`v.lasts`, sql`v.hour >= m.hr`)] : []),
+    ...(middles.length
+      ? [
+          sql`select ${part} as part, ${dim === "country" ? sql`v.country` : sql`m.b::text`} as k, count(*) as n
+            from unnest(${list(middles, (x) => x.d)}::int[], ${list(middles, (x) => x.mask)}::int[], ${list(middles, (x) => x.b)}::int[]) m(d, mask, b)
+            join ${visitorSets(dim)} v on v.day = m.d and (v.hours & m.mask) <> 0
+            where v.workspace_id = ${workspaceId} and v.day >= ${middles[0].d} and v.day <= ${middles[middles.length - 1].d} group by 2`,
+        ]
+      : []),
+  ];
+}
+
+/** The table of each day's visitor keys with their hour masks: per country, or of the whole workspace. */
+const visitorSets = (dim: "total" | "country") => (dim === "country" ? sql`click_visitor_countries` : sql`click_visitor_days`);
+
+/** Rows (part, k, n) of the visitors of the minutes, from the clicks `f(t, country, visitor)`. */
+function minuteVisitors(workspaceId: string, part: string, { dim, minutes }: Counting): SQL[] {
+  return minutes.map(
+    (p) =>
+      sql`select ${part} as part, k, count(*) as n from (
+        select distinct ${dim === "country" ? sql`coalesce(f.country, '')` : sql`${String(p.b)}`}::text as k, f.visitor from f
+        ${
+          p.unseen
+            ? sql`join ${visitorSets(dim)} v on v.workspace_id = ${workspaceId} and v.day = ${p.d} and v.visitor = f.visitor
+                ${dim === "country" ? sql`and v.country = coalesce(f.country, '')` : sql``} and ${p.unseen}`
+            : sql``
+        }
+        where (${or(...p.ranges.map(([a, b]) => sql`(f.t >= ${a} and f.t < ${b})`))}) and f.visitor is not null) x group by 2`,
   );
 }
 
