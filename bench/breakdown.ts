@@ -69,7 +69,8 @@ async function main() {
       select workspace_id, day, 'total', '', count(*)::int from click_visitor_days where workspace_id = '${ws}' group by 1, 2
       union all select workspace_id, day, 'country', country, count(*)::int from click_visitor_countries where workspace_id = '${ws}' group by 1, 2, 4`);
     await sql.unsafe(visitorHoursFromSets(`workspace_id = '${ws}'`));
-    for (const t of ["click_hour_countries", "click_visitor_days", "click_visitor_countries", "click_day_visitors", "click_visitor_hours"]) await sql.unsafe(`vacuum analyze ${t}`);
+    for (const t of ["click_hour_countries", "click_visitor_days", "click_visitor_countries", "click_day_visitors", "click_visitor_hours"])
+      await sql.unsafe(`vacuum analyze ${t}`);
     await sql.unsafe(`vacuum analyze clicks`);
     await sql.unsafe(`vacuum analyze links`);
     // The seeding's dirty pages written now, not by a checkpoint in the middle of the timed calls.

@@ -8,9 +8,10 @@ const firstHour = (mask: string) => `case when ${mask} <> 0 then 24 - length(rtr
 const lastHour = (mask: string) => `case when ${mask} <> 0 then 24 - position('1' in ${mask}::bit(24)::text) end`;
 
 /** Rows (hour, firsts, lasts) counting a mask of `x.hours` once, less the mask `x.${prior}` when given. */
-const hourCounts = (prior?: string) => `(values (${firstHour("x.hours")}, 1, 0), (${lastHour("x.hours")}, 0, 1)${
-  prior ? `, (${firstHour(`x.${prior}`)}, -1, 0), (${lastHour(`x.${prior}`)}, 0, -1)` : ""
-}) e(hour, f, l)`;
+const hourCounts = (prior?: string) =>
+  `(values (${firstHour("x.hours")}, 1, 0), (${lastHour("x.hours")}, 0, 1)${
+    prior ? `, (${firstHour(`x.${prior}`)}, -1, 0), (${lastHour(`x.${prior}`)}, 0, -1)` : ""
+  }) e(hour, f, l)`;
 
 /**
  * The visitor hour counts (click_visitor_hours) of the visitor sets of the workspaces `where`

@@ -161,8 +161,7 @@ describe("breakdowns from the summaries", () => {
       select count(*) as wrong, (select count(*) from e where firsts > 0) as checked from e
       full join (select * from click_visitor_hours where workspace_id = ${alice.workspaceId}) h using (day, dim, value, hour)
       where coalesce(e.firsts, 0) <> coalesce(h.firsts, 0) or coalesce(e.lasts, 0) <> coalesce(h.lasts, 0)`)) as unknown as
-      | { rows: { wrong: unknown; checked: unknown }[] }
-      | { wrong: unknown; checked: unknown }[];
+      { rows: { wrong: unknown; checked: unknown }[] } | { wrong: unknown; checked: unknown }[];
     const [r] = Array.isArray(rows) ? rows : rows.rows;
     expect(Number(r.checked)).toBeGreaterThan(50);
     expect(Number(r.wrong)).toBe(0);
@@ -180,9 +179,9 @@ describe("breakdowns from the summaries", () => {
       const r = await get(`/analytics/breakdown?by=country&from=${lo}&to=${hi}`);
       const e = expected(inRange, (c) => c.country);
       expect({ lo, hi, total: r.json.total }).toEqual({ lo, hi, total: e.total });
-      expect(new Map(r.json.rows.map((x: { key: string | null; clicks: number; visitors: number }) => [x.key, { clicks: x.clicks, visitors: x.visitors }]))).toEqual(
-        e.rows,
-      );
+      expect(
+        new Map(r.json.rows.map((x: { key: string | null; clicks: number; visitors: number }) => [x.key, { clicks: x.clicks, visitors: x.visitors }])),
+      ).toEqual(e.rows);
     }
   });
 

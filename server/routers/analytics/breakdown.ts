@@ -230,7 +230,7 @@ function dayPieces(lo: number, hi: number, starts: number[]): Piece[] {
   let b = 0;
   for (let d = Math.floor(lo / DAY_MS); d * DAY_MS < hi; d++) {
     const end = Math.min(hi, (d + 1) * DAY_MS);
-    for (let s = Math.max(lo, d * DAY_MS); s < end; ) {
+    for (let s = Math.max(lo, d * DAY_MS); s < end;) {
       while (b < starts.length && starts[b] <= s) b++;
       const e = b < starts.length ? Math.min(end, starts[b]) : end;
       out.push({ d, s, e, b });
