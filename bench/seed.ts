@@ -2,6 +2,7 @@
 // dropped and rebuilt around the bulk insert, then the tables are vacuumed and analysed so
 // plans and index-only scans are what a long-running database would have.
 import type postgres from "postgres";
+import { dayValuesFromClicks, visitorHoursFromSets } from "../server/core/click-pipeline/summary";
 
 const BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz";
 export const NAMESPACE = 36 ** 4;
@@ -62,9 +63,10 @@ export async function seedClicks(sql: postgres.Sql, o: { workspaceId: string; bi
   const now = Date.now();
   const others = o.otherLinkIds.length;
   const rest = o.total - o.big;
-  const cols = `link_id, ts, workspace_id, "timestamp", country, device, platform, browser, rule`;
+  const cols = `link_id, ts, workspace_id, "timestamp", country, city, device, platform, browser, referer, rule, visitor`;
+  // About three clicks per visitor key, cities and referrers of several values, so every card of the analytics page has rows.
   const row = (link: string, t: string) =>
-    `${link}, lpad((${t})::text, 13, '0') || '#' || lpad(to_hex(i), 8, '0'), '${o.workspaceId}', ${t}, (array['US','DE','FR','GB','JP'])[i % 5 + 1], 'desktop', 'Windows', 'Chrome 131', 'url'`;
+    `${link}, lpad((${t})::text, 13, '0') || '#' || lpad(to_hex(i), 8, '0'), '${o.workspaceId}', ${t}, (array['US','DE','FR','GB','JP'])[i % 5 + 1], 'City ' || (i % 40), (array['desktop','mobile'])[i % 2 + 1], 'Windows', 'Chrome 131', case when i % 2 = 0 then 'https://site' || (i % 30) || '.example/page' end, 'url', 'v' || (i / 3)`;
   await sql.begin(async (tx) => {
     await tx.unsafe(`set local maintenance_work_mem = '512MB'`);
     await tx.unsafe(`set local synchronous_commit = off`);
@@ -79,6 +81,27 @@ export async function seedClicks(sql: postgres.Sql, o: { workspaceId: string; bi
       select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from clicks where workspace_id = '${o.workspaceId}' group by 1, 2
       on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count`);
   });
+  await seedSummaries(sql, o.workspaceId);
   await sql.unsafe(`vacuum analyze clicks`);
   await sql.unsafe(`vacuum analyze click_rollups`);
+}
+
+/** The breakdown summaries of a workspace whose clicks were seeded straight into `clicks`, built as the migrations build them. */
+export async function seedSummaries(sql: postgres.Sql, ws: string): Promise<void> {
+  const own = `from clicks c join links l on l.id = c.link_id and l.kind = 'link' where l.workspace_id = '${ws}'`;
+  await sql.unsafe(`insert into click_hour_countries (workspace_id, hour, country, clicks)
+    select l.workspace_id, (c."timestamp" / 3600000) * 3600000, coalesce(c.country, ''), count(*)::int ${own} group by 1, 2, 3`);
+  await sql.unsafe(`insert into click_visitor_days (workspace_id, day, visitor, hours)
+    select l.workspace_id, (c."timestamp" / 86400000)::int, c.visitor, bit_or(1 << ((c."timestamp" / 3600000) % 24)::int)
+    ${own} and c.visitor is not null group by 1, 2, 3`);
+  await sql.unsafe(`insert into click_visitor_countries (workspace_id, day, country, visitor, hours)
+    select l.workspace_id, (c."timestamp" / 86400000)::int, coalesce(c.country, ''), c.visitor, bit_or(1 << ((c."timestamp" / 3600000) % 24)::int)
+    ${own} and c.visitor is not null group by 1, 2, 3, 4`);
+  await sql.unsafe(`insert into click_day_visitors (workspace_id, day, dim, value, visitors)
+    select workspace_id, day, 'total', '', count(*)::int from click_visitor_days where workspace_id = '${ws}' group by 1, 2
+    union all select workspace_id, day, 'country', country, count(*)::int from click_visitor_countries where workspace_id = '${ws}' group by 1, 2, 4`);
+  await sql.unsafe(visitorHoursFromSets(`workspace_id = '${ws}'`));
+  await sql.unsafe(dayValuesFromClicks(`l.workspace_id = '${ws}'`));
+  for (const t of ["click_hour_countries", "click_visitor_days", "click_visitor_countries", "click_day_visitors", "click_visitor_hours", "click_day_values"])
+    await sql.unsafe(`vacuum analyze ${t}`);
 }

@@ -89,3 +89,22 @@ export const clickVisitorHours = pgTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.dim, t.value, t.hour] })],
 );
+
+/**
+ * Clicks per UTC day and value of each attribute the dashboard's analytics page ranks: `dim` is
+ * `link`, `country`, `city`, `device`, `os`, `browser`, `referrer_domain`, `rule` or `trigger`,
+ * `value` the click's value ('' for none), `detail` the country for `city` (so a city reads with its
+ * country), else ''. Whole days of a ranking read these instead of every click.
+ */
+export const clickDayValues = pgTable(
+  "click_day_values",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: integer("day").notNull(),
+    dim: text("dim").notNull(),
+    value: text("value").notNull(),
+    detail: text("detail").notNull(),
+    clicks: integer("clicks").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.dim, t.value, t.detail] })],
+);

@@ -1,11 +1,13 @@
-// The analytics page's numbers, every one of them from the breakdown procedure (the API's
-// GET /analytics/breakdown), so the page and the API cannot disagree.
+// The analytics page's numbers: totals and series from the breakdown procedure (the API's
+// GET /analytics/breakdown), the cards from the rankings procedure (analytics.top), which counts
+// clicks as the breakdowns do (a test compares them).
 import type { AppLoadContext } from "@remix-run/node";
-import { dayIn, NONE, type FilterKey } from "../../lib/analytics-view";
+import { dayIn, type FilterKey } from "../../lib/analytics-view";
 
 type Caller = AppLoadContext["caller"];
 type BreakdownArgs = Parameters<Caller["analytics"]["breakdown"]>[0];
-type Breakdown = Awaited<ReturnType<Caller["analytics"]["breakdown"]>>;
+type TopArgs = Parameters<Caller["analytics"]["top"]>[0];
+type Top = Awaited<ReturnType<Caller["analytics"]["top"]>>;
 
 /** Hourly series are drawn for at most this many days. */
 export const MAX_HOURLY_DAYS = 31;
@@ -25,6 +27,8 @@ const DIMENSION: Record<Exclude<FilterKey, "link">, Exclude<BreakdownArgs["by"],
   trigger: "trigger",
 };
 const CARDS: FilterKey[] = ["link", "referrer", "country", "city", "device", "browser", "platform", "rule", "trigger"];
+/** Each card's ranking in analytics.top. */
+const TOP_OF: Record<FilterKey, keyof Top["top"]> = { link: "link", ...DIMENSION } as Record<FilterKey, keyof Top["top"]>;
 
 const UNKNOWN: Record<FilterKey, string> = {
   link: "Unknown",
@@ -142,14 +146,11 @@ export async function overview(caller: Caller, input: OverviewInput, now = Date.
   const prevDays = input.from ? ([addDays(fromDay, -days), addDays(fromDay, -1)] as const) : null;
   const prev = prevDays ? { lo: dayStart(prevDays[0], tz), hi: dayStart(addDays(prevDays[1], 1), tz) - 1 } : null;
 
-  const [series, previous, ...cards] = await Promise.all([
+  const [series, previous, cards] = await Promise.all([
     call(interval, lo, hi),
     prev ? call(interval, prev.lo, prev.hi) : Promise.resolve(null),
-    ...CARDS.map((k) => call(k === "link" ? "link" : DIMENSION[k], lo, hi, { limit: String(TOP) })),
+    caller.analytics.top({ ...topSelection(selection), from: String(lo), to: String(hi), limit: TOP } as TopArgs),
   ]);
-  const breakdowns = Object.fromEntries(CARDS.map((k, i) => [k, cards[i] as Breakdown])) as Record<FilterKey, Breakdown>;
-  const labels = await labelsOf(caller, breakdowns, (city) => call("country", lo, hi, { city, limit: "1" }));
-
   const total = series.total.clicks;
   const prevTotal = previous?.total.clicks ?? null;
   return {
@@ -172,9 +173,18 @@ export async function overview(caller: Caller, input: OverviewInput, now = Date.
     breakdowns: Object.fromEntries(
       CARDS.map((k) => [
         k,
-        breakdowns[k].rows.map((r) => {
-          const value = r.key === null ? null : String(r.key);
-          const label = value === null ? UNKNOWN[k] : k === "trigger" ? (TRIGGER_LABEL[value] ?? value) : (labels[k]?.get(value) ?? value);
+        cards.top[TOP_OF[k]].map((r) => {
+          const value = r.key;
+          const label =
+            value === null
+              ? UNKNOWN[k]
+              : k === "trigger"
+                ? (TRIGGER_LABEL[value] ?? value)
+                : k === "link"
+                  ? (r.slug ?? value)
+                  : k === "city" && r.country
+                    ? `${value}, ${r.country}`
+                    : value;
           return { value, label, clicks: r.clicks };
         }),
       ]),
@@ -182,33 +192,10 @@ export async function overview(caller: Caller, input: OverviewInput, now = Date.
   };
 }
 
-/** Labels people read: a link's slug, a city with its country (there is more than one Springfield). */
-async function labelsOf(
-  caller: Caller,
-  b: Record<FilterKey, Breakdown>,
-  countryOfCity: (city: string) => Promise<Breakdown>,
-): Promise<Partial<Record<FilterKey, Map<string, string>>>> {
-  const linkIds = b.link.rows.map((r) => r.key).filter((k): k is string => typeof k === "string");
-  const cities = b.city.rows.map((r) => r.key).filter((k): k is string => typeof k === "string" && k !== NONE);
-  const [slugs, countries] = await Promise.all([
-    Promise.all(
-      linkIds.map((id) =>
-        caller.link.get({ id }).then(
-          (l) => [id, l.slug] as const,
-          () => [id, id] as const,
-        ),
-      ),
-    ),
-    Promise.all(
-      cities.map((c) =>
-        countryOfCity(c).then(
-          (r) => [c, r.rows[0]?.key ? `${c}, ${r.rows[0].key}` : c] as const,
-          () => [c, c] as const,
-        ),
-      ),
-    ),
-  ]);
-  return { link: new Map(slugs), city: new Map(countries) };
+/** The selection of the breakdown calls as the rankings take it (no time zone: their range is in ms). */
+function topSelection(selection: Partial<BreakdownArgs>): Partial<TopArgs> {
+  const { tz: _tz, ...rest } = selection;
+  return rest as Partial<TopArgs>;
 }
 
 /** Clicks and unique visitors per UTC day of the view's link and time, days without clicks left out (no breakdown filter). */

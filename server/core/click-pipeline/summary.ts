@@ -3,6 +3,25 @@
 // replayed spool counts nothing twice; the visitor tables are sets, so the visitor counts grow only
 // by keys new to their day.
 
+/** The host of a referrer URL (SQL over the column `col`) in lower case, userinfo and port dropped; null without a referrer or when it is not a URL. */
+export const referrerHostOf = (col: string) => `lower(substring(${col} from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#:]+)'))`;
+
+/**
+ * The attributes click_day_values counts, as rows (dim, value, detail) of the clicks `a`: '' stands
+ * for no value, and a city carries its country.
+ */
+export const dayValueRows = (a: string) => `(values ('link', ${a}.link_id, ''), ('country', coalesce(${a}.country, ''), ''),
+    ('city', coalesce(${a}.city, ''), coalesce(${a}.country, '')), ('device', ${a}.device, ''), ('os', coalesce(${a}.platform, ''), ''),
+    ('browser', coalesce(${a}.browser, ''), ''), ('referrer_domain', coalesce(${referrerHostOf(`${a}.referer`)}, ''), ''),
+    ('rule', ${a}.rule, ''), ('trigger', ${a}.trigger, ''))`;
+
+/** The per-day counts (click_day_values) of the clicks stored so far of the workspaces `where` selects (a condition on `l.workspace_id`). */
+export const dayValuesFromClicks = (where: string) => `
+  insert into click_day_values (workspace_id, day, dim, value, detail, clicks)
+  select l.workspace_id, (c."timestamp" / 86400000)::int, v.dim, v.value, v.detail, count(*)::int
+  from clicks c join links l on l.id = c.link_id and l.kind = 'link' cross join lateral ${dayValueRows("c")} v(dim, value, detail)
+  where ${where} group by 1, 2, 3, 4, 5`;
+
 /** The lowest and the highest hour (0-23) set in an hour mask; null for an empty mask. */
 const firstHour = (mask: string) => `case when ${mask} <> 0 then 24 - length(rtrim(${mask}::bit(24)::text, '0')) end`;
 const lastHour = (mask: string) => `case when ${mask} <> 0 then 24 - position('1' in ${mask}::bit(24)::text) end`;
@@ -27,18 +46,26 @@ export const visitorHoursFromSets = (where: string) => `
 /**
  * Common table expressions (to follow `with` or a comma) that add the clicks of `source` to the
  * summaries. `source` has the columns `link_id`, `timestamp`, `country` and `visitor` of the clicks
- * just stored. The workspace is the link's, and linktree pages are left out, as the workspace's
- * analytics count them.
+ * just stored; `counted` has, for click_day_values, the columns `link_id`, `timestamp`, `country`,
+ * `city`, `device`, `platform`, `browser`, `referer`, `rule` and `trigger` and how many of the
+ * clicks just stored have them (`n`). The workspace is the link's, and linktree pages are left
+ * out, as the workspace's analytics count them.
  *
  * A visitor key seen again in an hour it already clicked in changes nothing, and its row is not
  * rewritten (most clicks of a busy link are such repeats). Every upsert goes in key order, so two
  * writers storing clicks of the same visitors lock the rows they share in the same order instead
  * of deadlocking.
  */
-export const summaryCtes = (source: string) => `
+export const summaryCtes = (source: string, counted: string) => `
   sb as (
     select l.workspace_id, s."timestamp" as t, coalesce(s.country, '') as country, s.visitor
     from ${source} s join links l on l.id = s.link_id and l.kind = 'link'
+  ), sx as (
+    insert into click_day_values (workspace_id, day, dim, value, detail, clicks)
+    select l.workspace_id, (a."timestamp" / 86400000)::int, v.dim, v.value, v.detail, sum(a.n)::int
+    from ${counted} join links l on l.id = a.link_id and l.kind = 'link'
+    cross join lateral ${dayValueRows("a")} v(dim, value, detail) group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+    on conflict (workspace_id, day, dim, value, detail) do update set clicks = click_day_values.clicks + excluded.clicks
   ), sh as (
     insert into click_hour_countries (workspace_id, hour, country, clicks)
     select workspace_id, (t / 3600000) * 3600000, country, count(*)::int from sb group by 1, 2, 3 order by 1, 2, 3
@@ -84,5 +111,6 @@ export const dropSummariesBefore = (horizon: number): string[] => {
     `delete from click_visitor_countries where day < ${day}`,
     `delete from click_day_visitors where day < ${day}`,
     `delete from click_visitor_hours where day < ${day}`,
+    `delete from click_day_values where day < ${day}`,
   ];
 };

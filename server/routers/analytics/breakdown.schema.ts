@@ -56,7 +56,7 @@ const limitQuery = text()
   .refine((n) => n >= 1 && n <= BREAKDOWN_LIMIT_MAX, `must be an integer from 1 to ${BREAKDOWN_LIMIT_MAX}`);
 
 /** One filter value per dimension, written as the rows give it; `(none)` selects clicks without a value. */
-const filterShape = {
+export const filterShape = {
   country: orNone(text().regex(/^[A-Z]{2}$/, "must be an ISO 3166-1 alpha-2 code in upper case, or (none)"))
     .describe("Only clicks from this country (upper-case ISO 3166-1 alpha-2 code), or `(none)`.")
     .optional(),
@@ -106,7 +106,7 @@ export const linkBreakdownInput = z
   .strict()
   .superRefine(orderedRange);
 
-function orderedRange(v: { from?: number; to?: number }, ctx: z.RefinementCtx) {
+export function orderedRange(v: { from?: number; to?: number }, ctx: z.RefinementCtx) {
   if (v.from !== undefined && v.to !== undefined && v.from > v.to) ctx.addIssue({ code: "custom", path: ["to"], message: "must not be before from" });
 }
 

@@ -5,6 +5,7 @@ import { validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { findOwnLink } from "../links";
+import { referrerHostOf } from "../../core/click-pipeline/summary";
 import { bounds, tsBetween, workspaceLinkIds, type LinkIds } from "./analytics.service";
 import {
   BREAKDOWN_LIMIT_DEFAULT,
@@ -25,7 +26,7 @@ const HOUR_MS = 3_600_000;
 const MAX_DAY_BUCKETS = 36_600;
 
 /** The host of the referrer URL in lower case (userinfo and port dropped); null without a referrer or when it is not a URL. */
-export const referrerDomainSql = sql`lower(substring(${clicks.referer} from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#:]+)'))`;
+export const referrerDomainSql = sql.raw(referrerHostOf(`"clicks"."referer"`));
 
 /** The SQL value of each click attribute. `os` is the stored `platform`. */
 const ATTRIBUTE: Record<FilterDimension | "link", SQL> = {
@@ -42,7 +43,7 @@ const ATTRIBUTE: Record<FilterDimension | "link", SQL> = {
   trigger: sql`${clicks.trigger}`,
 };
 
-function filterConditions(q: BreakdownQuery): SQL[] {
+export function filterConditions(q: Pick<BreakdownQuery, FilterDimension>): SQL[] {
   return FILTER_DIMENSIONS.flatMap((k) => {
     const v = q[k];
     if (v === undefined) return [];
@@ -51,7 +52,7 @@ function filterConditions(q: BreakdownQuery): SQL[] {
 }
 
 /** Rows of a raw query: node-postgres and PGlite answer `{rows}`, postgres.js the array itself. */
-async function rowsOf<T>(app: Pick<AppServices, "db">, query: SQL): Promise<T[]> {
+export async function rowsOf<T>(app: Pick<AppServices, "db">, query: SQL): Promise<T[]> {
   const r = (await app.db.execute(query)) as unknown as { rows: T[] } | T[];
   return Array.isArray(r) ? r : r.rows;
 }

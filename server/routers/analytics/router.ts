@@ -10,6 +10,8 @@ import {
 import { dailyVisitors, exportClicks, linkAnalytics, workspaceAnalytics } from "./analytics.service";
 import { linkBreakdown, workspaceBreakdown } from "./breakdown";
 import { breakdownOutput, linkBreakdownInput, workspaceBreakdownInput } from "./breakdown.schema";
+import { topValues } from "./top-values";
+import { topValuesInput, topValuesOutput } from "./top-values.schema";
 
 const TAG = "analytics";
 const BREAKDOWN_DOC =
@@ -95,6 +97,13 @@ export const analyticsRouter = router({
     .input(workspaceAnalyticsInput)
     .output(contract(dailyVisitorsOutput))
     .query(async ({ ctx, input }) => ({ days: await dailyVisitors(ctx.app, ctx.actor, input.link_id, { from: input.from, to: input.to }) })),
+
+  // Dashboard only: the analytics page's cards (clicks of each attribute's top values), in one call.
+  top: authedProcedure
+    .meta({ scope: "analytics:read", errors: [404] })
+    .input(topValuesInput)
+    .output(contract(topValuesOutput))
+    .query(({ ctx, input }) => ctx.read((db) => topValues({ ...ctx.app, db }, ctx.actor, input))),
 
   export: authedProcedure
     .meta({ scope: "analytics:read" })
