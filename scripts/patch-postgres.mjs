@@ -19,6 +19,12 @@
 //    The error a terminated backend sent last (FATAL: terminating connection) is dropped with its
 //    socket too: the next connection's first query failed with it once it had started up
 //    (db/terminated-connections.test.ts).
+// 3. A transaction's BEGIN reserves its connection in a hook that ran only when the connection could
+//    take more queries: the BEGIN that filled a connection's pipeline (100 queries, reached when many
+//    requests wait for few connections) went out unreserved, failed with UNSAFE_TRANSACTION (a 500)
+//    and left the server's transaction open on a connection back in the pool (seen as a 500 in
+//    server/lib/rate-limit.test.ts on PostgreSQL with rate limits in memory: 105 link creations at
+//    once). The hook now runs whenever the query was written, and the connection waits as before.
 //
 // Exact text, so another version of postgres.js stops the install here instead of running unmended.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -37,6 +43,11 @@ const mends = [
   [
     "  function nextWrite(fn) {\n    const x = socket.write(chunk, fn)\n",
     `  function nextWrite(fn) {\n    if (!socket) { ${MARK}\n      chunk = nextWriteTimer = null\n      query && queryError(query, ${closedError})\n      while (sent.length) queryError(sent.shift(), ${closedError})\n      return true\n    }\n    const x = socket.write(chunk, fn)\n`,
+    1,
+  ],
+  [
+    "      return write(toBuffer(q))\n        && !q.describeFirst\n        && !q.cursorFn\n        && sent.length < max_pipeline\n        && (!q.options.onexecute || q.options.onexecute(connection))\n",
+    `      const written = write(toBuffer(q)) ${MARK}\n      if (q.options.onexecute)\n        return (q.options.onexecute(connection), false)\n      return written\n        && !q.describeFirst\n        && !q.cursorFn\n        && sent.length < max_pipeline\n`,
     1,
   ],
   ["      statements = {}\n", `      statements = {}, errorResponse = null ${MARK}\n`, 1],

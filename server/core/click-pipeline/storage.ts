@@ -182,7 +182,7 @@ export async function copyClicks(database: Pick<Database, "copyThen">, rows: Cli
   const keys = `unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[]) as c(link_id, ts, workspace_id, "timestamp", country, visitor)`;
   const counted = `json_to_recordset($8::json) as a(link_id text, "timestamp" bigint, country text, city text, device text, platform text, browser text, referer text, rule text, trigger text, n int)`;
   await database.copyThen("clicks", CLICK_COLUMNS, lines.join("\n"), {
-    text: `with rollups as (${rollups}), ${summaryCtes(`(select * from ${keys})`, counted)} ${withEvents ? deliveriesOf(keys, COPIED_CLICK) : "select 1"}`,
+    text: `with rollups as (${rollups}), ${summaryCtes(`(select * from ${keys})`, counted)} ${withEvents ? deliveriesOf(`(select * from ${keys})`, COPIED_CLICK) : "select 1"}`,
     params: [
       JSON.stringify([...hours.values()]),
       rows.map((r) => r.linkId),
