@@ -73,6 +73,9 @@ const deliveriesOf = (source: string, clickOf: string, now = Date.now()) => `
  */
 const outboxId = (now: number) => `'msg_' || lpad(to_hex(${Math.trunc(now)}::bigint), 12, '0') || substr(replace(gen_random_uuid()::text, '-', ''), 1, 20)`;
 
+/** The clicks an insert just stored (`ins`), each counted once, as summaryCtes' `counted`. */
+const INSERTED = "(select ins.*, 1 as n from ins) a";
+
 /**
  * One statement per batch. One JSON parameter: building a 16-column multi-row insert through the
  * query builder costs more CPU than the insert itself, and this runs in the redirect process.
@@ -87,7 +90,7 @@ export async function insertClicks(db: Db, rows: ClickRecord[], withEvents?: boo
       with ins as (
         insert into clicks select * from json_populate_recordset(null::clicks, ${json}::json)
         on conflict do nothing returning link_id, "timestamp", country, visitor, city, device, platform, browser, referer, rule, trigger
-      ), ${sql.raw(summaryCtes("ins", "(select ins.*, 1 as n from ins) a"))}
+      ), ${sql.raw(summaryCtes("ins", INSERTED))}
       insert into click_rollups (link_id, hour, count)
       select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2 order by 1, 2
       on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count`);
@@ -101,7 +104,7 @@ export async function insertClicks(db: Db, rows: ClickRecord[], withEvents?: boo
       insert into click_rollups (link_id, hour, count)
       select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2 order by 1, 2
       on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count
-    ), ${sql.raw(summaryCtes("ins", "(select ins.*, 1 as n from ins) a"))}
+    ), ${sql.raw(summaryCtes("ins", INSERTED))}
     ${sql.raw(deliveriesOf("ins", clickJson("c")))}`);
 }
 

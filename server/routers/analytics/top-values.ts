@@ -1,7 +1,7 @@
 // The analytics page's rankings: the clicks of the top values of every attribute it shows, in one
 // statement. Whole UTC days of a workspace without filters come from the per-day counts the click
 // storage keeps (click_day_values); the rest of the range, and any filtered selection, from the clicks.
-import { and, inArray, sql } from "drizzle-orm";
+import { and, inArray, sql, type SQL } from "drizzle-orm";
 import { clicks } from "../../../db/schema";
 import { dayValueRows } from "../../core/click-pipeline/summary";
 import type { AppServices } from "../../core/services";
@@ -26,27 +26,24 @@ export async function topValues(app: Pick<AppServices, "db">, actor: Actor, inpu
   // The per-day counts cover a whole workspace's short links and every click of a UTC day.
   const { whole, days, ranges } =
     link_id === undefined && !filters.length ? fromDays(b.lo, b.hi) : { whole: null, days: [], ranges: [{ lo: b.lo, hi: b.hi, sign: 1 as const }] };
-  const summed =
-    whole && (whole.from < whole.to || days.length)
-      ? sql`select dim, value, detail, clicks::bigint as n from click_day_values
-        where workspace_id = ${actor.workspaceId} and (day >= ${whole.from} and day < ${whole.to} or day = any(${`{${days.join(",")}}`}::int[])) union all `
-      : sql``;
-  // Range by range: two ranges joined by `or` read every click of a link in between.
-  const read = ranges.length
-    ? sql.join(
-        ranges.map(
-          ({ lo, hi, sign }) => sql`select ${sql.raw(String(sign))} as sign, link_id, country, city, device, platform, browser, referer, rule, trigger
-            from ${clicks} where ${and(inArray(clicks.linkId, ids), tsBetween(lo, hi), ...filters)}`,
-        ),
-        sql` union all `,
-      )
-    : sql`select 0 as sign, null::text as link_id, null::text as country, null::text as city, null::text as device, null::text as platform,
-        null::text as browser, null::text as referer, null::text as rule, null::text as trigger where false`;
+  // Rows (dim, value, detail, n): the per-day counts of the days read from them, and the clicks
+  // counted (or taken away) range by range: two ranges joined by `or` read every click of a link in between.
+  const parts: SQL[] = [];
+  if (whole && (whole.from < whole.to || days.length))
+    parts.push(sql`select dim, value, detail, clicks::bigint as n from click_day_values
+      where workspace_id = ${actor.workspaceId} and (day >= ${whole.from} and day < ${whole.to} or day = any(${`{${days.join(",")}}`}::int[]))`);
+  if (ranges.length) {
+    const read = ranges.map(
+      ({ lo, hi, sign }) => sql`select ${sql.raw(String(sign))} as sign, link_id, country, city, device, platform, browser, referer, rule, trigger
+        from ${clicks} where ${and(inArray(clicks.linkId, ids), tsBetween(lo, hi), ...filters)}`,
+    );
+    parts.push(sql`select v.dim, v.value, v.detail, sum(c.sign) as n from (${sql.join(read, sql` union all `)}) c
+      cross join lateral ${sql.raw(dayValueRows("c"))} v(dim, value, detail) group by 1, 2, 3`);
+  }
   const rows = await rowsOf<Row>(
     app,
-    sql`with s as materialized (
-        ${summed}select v.dim, v.value, v.detail, sum(c.sign) as n from (${read}) c cross join lateral ${sql.raw(dayValueRows("c"))} v(dim, value, detail) group by 1, 2, 3
-      ), g as (select dim, value, sum(n) as n from s group by 1, 2 having sum(n) > 0),
+    sql`with s as materialized (${sql.join(parts, sql` union all `)}),
+      g as (select dim, value, sum(n) as n from s group by 1, 2 having sum(n) > 0),
       r as (select dim, value, n, row_number() over (partition by dim order by n desc, value = '', value collate "C") as rn from g),
       cities as (
         select distinct on (value) value, detail from (select value, detail, sum(n) as n from s where dim = 'city' group by 1, 2 having sum(n) > 0) x
