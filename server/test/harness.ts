@@ -8,26 +8,33 @@ import { createCaller } from "../routers";
 import { startServers, type RunningServers } from "../http/server";
 import { createUserWithWorkspace, issueToken } from "../lib/users";
 
-// The kernel may hand the same ephemeral port to two listeners opened one after the other, so a
-// process never gets a port it was already given (two "free" ports that collide make APP_URL and
-// REDIRECT_URL share a host, which the configuration rightly refuses).
-const portsGiven = new Set<number>();
+// Ports are handed out below the kernel's ephemeral range (32768 and up on Linux): a port from
+// listen(0), closed and listened on again seconds later, can meanwhile be taken by any outbound
+// connection (to PostgreSQL, Redis) of any process, which made a server's start fail with
+// EADDRINUSE. Each test worker takes its own block, so parallel workers never pick the same
+// port, and a process never hands out a port twice.
+const BLOCK = 1_000;
+const FIRST = 20_000;
+const BLOCKS = 12; // 20000..31999
+const pool = Number(process.env.VITEST_POOL_ID ?? process.pid);
+let next = FIRST + (pool % BLOCKS) * BLOCK;
+const blockEnd = next + BLOCK;
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once("error", () => resolve(false));
+    // Without a host, as the servers listen (every address, IPv6 and IPv4).
+    s.listen(port, () => s.close(() => resolve(true)));
+  });
+}
 
 export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const s = net.createServer();
-      s.once("error", reject);
-      s.listen(0, "127.0.0.1", () => {
-        const port = (s.address() as net.AddressInfo).port;
-        s.close(() => resolve(port));
-      });
-    });
-    if (!portsGiven.has(port)) {
-      portsGiven.add(port);
-      return port;
-    }
+  while (next < blockEnd) {
+    const port = next++;
+    if (await bindable(port)) return port;
   }
+  throw new Error(`no free port left in this worker's block ending at ${blockEnd}`);
 }
 
 export type TestApp = {
