@@ -83,7 +83,7 @@ export type AppServices = {
 export async function createServices(
   config: Config,
   database: Database,
-  opts: { logger?: Logger; cacheSize?: number; rateLimitPrefix?: string } = {},
+  opts: { logger?: Logger; cacheSize?: number; rateLimitPrefix?: string; rateLimitTimeoutMs?: number } = {},
 ): Promise<AppServices> {
   const log = opts.logger ?? createLogger(config.logLevel);
   // 20,000 links (about 1.3 KB of heap each, with V8's headroom): a miss costs one prepared query,
@@ -101,7 +101,7 @@ export async function createServices(
     db: database.db,
     reads,
     lucia: createLucia(database.db, config),
-    limits: createRateLimits(config.redisUrl, opts.rateLimitPrefix, { log, metrics }),
+    limits: createRateLimits(config.redisUrl, opts.rateLimitPrefix, { log, metrics, timeoutMs: opts.rateLimitTimeoutMs }),
     mail: createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, from: config.mailFrom, log }),
     log,
     metrics,

@@ -60,7 +60,8 @@ export const REDIS_TIMEOUT_MS = 300;
  * `rate_limit_redis_fallback` gauge at 1, the fallbacks counter up by one) and its return once more:
  * until then each instance counts on its own, so a client spread over N instances gets N budgets.
  */
-export function createRateLimits(redisUrl?: string, keyPrefix = "rl", report: { log?: Logger; metrics?: Metrics } = {}): RateLimits {
+export function createRateLimits(redisUrl?: string, keyPrefix = "rl", report: { log?: Logger; metrics?: Metrics; timeoutMs?: number } = {}): RateLimits {
+  const timeoutMs = report.timeoutMs ?? REDIS_TIMEOUT_MS;
   // A Redis that stops answering must not hold requests: commands time out fast and a silent
   // socket is dropped (then reconnected), so callers fall back to the in-memory insurance
   // limiter just as for a closed connection (no offline queue: nothing waits for a reconnect).
@@ -69,8 +70,8 @@ export function createRateLimits(redisUrl?: string, keyPrefix = "rl", report: { 
         enableOfflineQueue: false,
         maxRetriesPerRequest: 1,
         lazyConnect: false,
-        commandTimeout: REDIS_TIMEOUT_MS,
-        socketTimeout: REDIS_TIMEOUT_MS,
+        commandTimeout: timeoutMs,
+        socketTimeout: timeoutMs,
         connectTimeout: 1000,
       })
     : undefined;

@@ -37,6 +37,13 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port left in this worker's block ending at ${blockEnd}`);
 }
 
+/**
+ * Tests count tries exactly. On a loaded machine Redis may answer later than the production
+ * deadline, and a late answer sends that check to the in-memory fallback, splitting the count
+ * (the fallback itself is tested in server/lib/rate-limit-fallback.test.ts).
+ */
+export const TEST_REDIS_TIMEOUT_MS = 5_000;
+
 export type TestApp = {
   app: AppServices;
   /** A tRPC caller with these request headers (e.g. `{ authorization: "Bearer tok_…" }`). */
@@ -58,7 +65,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     LOG_LEVEL: "silent",
     ...env,
   });
-  const app = await createServices(config, database, { rateLimitPrefix: `t${randomBytes(6).toString("hex")}` });
+  const app = await createServices(config, database, { rateLimitPrefix: `t${randomBytes(6).toString("hex")}`, rateLimitTimeoutMs: TEST_REDIS_TIMEOUT_MS });
   return {
     app,
     caller: (headers = {}, ip = "127.0.0.1") => createCaller(createContextInner(app, { headers, ip, method: "POST" })),

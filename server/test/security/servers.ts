@@ -7,7 +7,7 @@ import { parseConfig } from "../../config";
 import { createTestDatabase, tempDataDir } from "../../../db/test-db";
 import { createServices, type AppServices } from "../../core/services";
 import { startServers, type RunningServers } from "../../http/server";
-import { freePort, http } from "../harness";
+import { freePort, http, TEST_REDIS_TIMEOUT_MS } from "../harness";
 
 export type LoggedServer = {
   app: AppServices;
@@ -44,7 +44,11 @@ export async function startLoggedServer(opts: { https?: boolean; remix?: boolean
     LOG_LEVEL: "trace",
     ...opts.env,
   });
-  const app = await createServices(config, database, { logger, rateLimitPrefix: `s${randomBytes(6).toString("hex")}` });
+  const app = await createServices(config, database, {
+    logger,
+    rateLimitPrefix: `s${randomBytes(6).toString("hex")}`,
+    rateLimitTimeoutMs: TEST_REDIS_TIMEOUT_MS,
+  });
   const servers = await startServers(app, { remix: opts.remix ?? false });
   return {
     app,
