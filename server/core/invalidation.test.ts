@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
 import { openDatabase, type Database } from "../../db/client";
 import { createTestDatabase } from "../../db/test-db";
 import { createLogger } from "../lib/log";
@@ -37,7 +38,20 @@ describe("one instance (PGlite or PostgreSQL)", () => {
     await a.inv.invalidate(["k1", "k2"]);
     expect([...a.cache]).toEqual(["k3"]);
   });
+
+  it("a write that sends its own NOTIFY drops its keys here once it says they were sent", async () => {
+    const a = await instance(primary);
+    a.cache.add("k1").add("k2");
+    const n = a.inv.announce();
+    await notifyFromStatement(primary, n, "k1");
+    await n.sent(["k1"]);
+    expect([...a.cache]).toEqual(["k2"]);
+  });
 });
+
+/** What a write does inside its own statement: the NOTIFY of `announce`, built by the database. */
+const notifyFromStatement = (database: Database, n: { channel: string; prefix: string }, key: string) =>
+  database.db.execute(sql`select pg_notify(${n.channel}, ${n.prefix} || json_build_array(${key}::text)::text)`);
 
 describe.skipIf(!process.env.DATABASE_URL)("two instances on one PostgreSQL database", () => {
   const second = async () => {
@@ -57,6 +71,30 @@ describe.skipIf(!process.env.DATABASE_URL)("two instances on one PostgreSQL data
       // No waiting here: the very next request on B must not find the old entry.
       expect(b.cache.has(`slug-${i}`), `round ${i}`).toBe(false);
     }
+  });
+
+  it("another instance has dropped the key of a write that sent its own NOTIFY when `sent` resolves", async () => {
+    const a = await instance(primary);
+    const b = await instance(await second());
+    await new Promise((r) => setTimeout(r, 1200));
+    for (let i = 0; i < 20; i++) {
+      b.cache.add(`own-${i}`);
+      const n = a.inv.announce();
+      await notifyFromStatement(primary, n, `own-${i}`);
+      await n.sent([`own-${i}`]);
+      expect(b.cache.has(`own-${i}`), `round ${i}`).toBe(false);
+    }
+  });
+
+  it("a write that sent nothing waits for no acknowledgement", async () => {
+    const a = await instance(primary);
+    await instance(await second());
+    await new Promise((r) => setTimeout(r, 1200));
+    const n = a.inv.announce();
+    n.unsent();
+    const t0 = Date.now();
+    await n.sent([]);
+    expect(Date.now() - t0).toBeLessThan(500);
   });
 
   it("drops every key of a write too large for one NOTIFY, confirmed once", async () => {

@@ -21,8 +21,16 @@ export type Invalidation = {
    * whichever instance it lands.
    */
   invalidate(keys: string[]): Promise<void>;
+  /**
+   * `invalidate` for a write that sends the NOTIFY itself, inside its own statement (one round
+   * trip): it sends `pg_notify(channel, prefix || <the keys as a JSON array>)` and then calls `sent`
+   * with those keys once it committed, or `unsent` when it wrote nothing.
+   */
+  announce(): Announcement;
   close(): void;
 };
+
+export type Announcement = { channel: string; prefix: string; sent(keys: string[]): Promise<void>; unsent(): void };
 
 /**
  * Cache invalidation that the other instances confirm. A NOTIFY alone reaches another instance
@@ -74,19 +82,34 @@ export async function createInvalidation(o: {
   const timer = setInterval(hello, HEARTBEAT_MS);
   timer.unref();
 
+  /** A new write's number, and what resolves once every live instance acknowledged it (or the timeout). */
+  const expectAcks = () => {
+    const now = Date.now();
+    const live = [...peers].filter(([, seen]) => now - seen < PEER_TTL_MS).map(([peer]) => peer);
+    const n = ++seq;
+    const confirmed = live.length
+      ? new Promise<boolean>((resolve) => {
+          const timeout = setTimeout(() => (waiting.delete(n), resolve(false)), ACK_TIMEOUT_MS);
+          waiting.set(n, { missing: new Set(live), done: () => (clearTimeout(timeout), waiting.delete(n), resolve(true)) });
+        })
+      : Promise.resolve(true);
+    return { n, confirmed };
+  };
+  const settle = async (confirmed: Promise<boolean>) => {
+    const ok = await confirmed;
+    // One line per change of state, not per write.
+    if (ok === unconfirmed) {
+      unconfirmed = !ok;
+      if (ok) o.log.info("cache invalidations are confirmed by every instance again");
+      else o.log.warn({ timeoutMs: ACK_TIMEOUT_MS }, "an instance did not confirm a cache invalidation in time; its entries expire by TTL");
+    }
+  };
+
   return {
     async invalidate(keys) {
       if (!keys.length) return;
       for (const key of keys) o.drop(key);
-      const now = Date.now();
-      const live = [...peers].filter(([, seen]) => now - seen < PEER_TTL_MS).map(([peer]) => peer);
-      const n = ++seq;
-      const confirmed = live.length
-        ? new Promise<boolean>((resolve) => {
-            const timeout = setTimeout(() => (waiting.delete(n), resolve(false)), ACK_TIMEOUT_MS);
-            waiting.set(n, { missing: new Set(live), done: () => (clearTimeout(timeout), waiting.delete(n), resolve(true)) });
-          })
-        : Promise.resolve(true);
+      const { n, confirmed } = expectAcks();
       const chunks = chunk(keys);
       try {
         for (const [i, c] of chunks.entries()) await send(o.channel, `${CONFIRMED}${id} ${n} ${i === chunks.length - 1 ? 1 : 0} ${JSON.stringify(c)}`);
@@ -96,13 +119,19 @@ export async function createInvalidation(o: {
         o.log.warn({ err: e }, "cache invalidation notify failed");
         return;
       }
-      const ok = await confirmed;
-      // One line per change of state, not per write.
-      if (ok === unconfirmed) {
-        unconfirmed = !ok;
-        if (ok) o.log.info("cache invalidations are confirmed by every instance again");
-        else o.log.warn({ timeoutMs: ACK_TIMEOUT_MS }, "an instance did not confirm a cache invalidation in time; its entries expire by TTL");
-      }
+      await settle(confirmed);
+    },
+    announce() {
+      const { n, confirmed } = expectAcks();
+      return {
+        channel: o.channel,
+        prefix: `${CONFIRMED}${id} ${n} 1 `,
+        async sent(keys) {
+          for (const key of keys) o.drop(key);
+          await settle(confirmed);
+        },
+        unsent: () => waiting.get(n)?.done(),
+      };
     },
     close() {
       clearInterval(timer);

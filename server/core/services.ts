@@ -12,7 +12,7 @@ import { startClickRecorder, type ClickRecorder } from "./clicks";
 import { startClickMaintenance } from "./click-pipeline/partitions";
 import { startAuditRetention } from "./audit-retention";
 import { createReadRouting, type ReadRouting } from "./read-routing";
-import { createInvalidation } from "./invalidation";
+import { createInvalidation, type Announcement } from "./invalidation";
 import { AnswerCache } from "./answer-cache";
 
 export const LINK_CHANNEL = "link_changed";
@@ -56,6 +56,8 @@ export type AppServices = {
    * A branded domain's link is keyed `<domainId>/<slug>` (lookup.ts `linkCacheKey`).
    */
   invalidateSlugs(slugs: string[]): Promise<void>;
+  /** `invalidateSlugs` for a write that sends the NOTIFY inside its own statement (invalidation.ts `announce`). */
+  announceSlugs(): Announcement;
   /** host name → verified branded domain or known miss, for the redirect host. */
   domainCache: LruCache<DomainEntry>;
   /** Drop every cached domain here and in every other instance. Call after every committed domain write. */
@@ -107,6 +109,7 @@ export async function createServices(
     metrics,
     linkCache,
     invalidateSlugs: (slugs) => invalidation.invalidate(slugs),
+    announceSlugs: () => invalidation.announce(),
     domainCache,
     invalidateDomains: () => invalidation.invalidate([DOMAINS_CHANGED]),
     tokenCache,

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { webhookDeliveries, type WebhookEvent } from "../../db/schema";
 
@@ -10,12 +10,20 @@ import { webhookDeliveries, type WebhookEvent } from "../../db/schema";
  * `data` must never hold a visitor's address or a password.
  */
 export async function enqueueWebhookEvent(db: DbOrTx, workspaceId: string, type: WebhookEvent, data: unknown, now = Date.now()): Promise<void> {
-  const body = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data });
-  await db.execute(sql`
+  await db.execute(webhookEventInsert(workspaceId, type, sql`${JSON.stringify(data)}::jsonb`, now));
+}
+
+/**
+ * `enqueueWebhookEvent` as a statement for a caller to run inside its own (a data-modifying CTE), so
+ * the event is written in the same statement as its change; `data` is an SQL expression of jsonb.
+ */
+export function webhookEventInsert(workspaceId: string, type: WebhookEvent, data: SQL, now = Date.now()): SQL {
+  return sql`
     insert into webhook_deliveries (id, webhook_id, workspace_id, event, payload, status, attempts, next_attempt_at, created_at)
-    select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, w.workspace_id, ${type}, ${body}::jsonb, 'pending', 0, ${now}::bigint, ${now}::bigint
+    select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, w.workspace_id, ${type},
+      jsonb_build_object('type', ${type}::text, 'timestamp', ${new Date(now).toISOString()}::text, 'data', ${data}), 'pending', 0, ${now}::bigint, ${now}::bigint
     from webhooks w
-    where w.workspace_id = ${workspaceId} and w.active and ${type} = any(w.events)`);
+    where w.workspace_id = ${workspaceId} and w.active and ${type} = any(w.events)`;
 }
 
 /** One event for one endpoint, whatever it subscribed to: the `ping` of "Send test". Answers the delivery's id. */

@@ -177,6 +177,14 @@ export function isUniqueViolation(e: unknown, constraint?: string): boolean {
   return false;
 }
 
+/** PostgreSQL not-null violation: a value the statement computed came out null. */
+export function isNotNullViolation(e: unknown): boolean {
+  for (let cur: unknown = e, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
+    if ((cur as { code?: string }).code === "23502") return true;
+  }
+  return false;
+}
+
 /** PostgreSQL foreign key violation: the referenced row does not exist (or no longer). */
 export function isForeignKeyViolation(e: unknown): boolean {
   for (let cur: unknown = e, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {

@@ -2,7 +2,7 @@ import http from "node:http";
 import { randomUUID } from "node:crypto";
 import express from "express";
 import type { AppServices } from "../core/services";
-import { apiErrorHandler, createApiRouter, securityHeaders } from "./app";
+import { apiErrorHandler, apiSecurityHeaders, createApiRouter, securityHeaders } from "./app";
 import { createAdminEndpoint } from "../admin/endpoint";
 import { assertRemixBuild, createRemixHandler } from "./remix";
 import { createRedirectParts, type LinktreePageHandler } from "../redirect/adapter";
@@ -36,8 +36,7 @@ function createOrigins(app: AppServices, opts: { remix?: boolean }): Origin[] {
   const { config } = app;
 
   const api = subApp(app);
-  api.use(securityHeaders());
-  if (config.apiUrl.protocol !== "https:") api.use((_q, s, n) => (s.removeHeader("Strict-Transport-Security"), n()));
+  api.use(apiSecurityHeaders(config.apiUrl.protocol === "https:"));
   // Before the router's express.json: the /trpc body is read like a REST body (charset, encoding, `__proto__`).
   api.use("/trpc", trpcBodyParser());
   api.use(createApiRouter(app));

@@ -9,6 +9,29 @@ const BLOCKS = 36 ** 3;
 const blockPrefix = (n: number) => BASE36[Math.floor(n / 1296)] + BASE36[Math.floor(n / 36) % 36] + BASE36[n % 36];
 
 /**
+ * The query of `pickFreeSlug`, answering one row (prefix, slug) or none (every block is full); `slug`
+ * is null when the block's free count was stale. A caller may run it inside its own statement.
+ */
+export function freeSlugPick(): SQL {
+  // "offset 0" keeps each candidate's check a probe of the slug index: as a join, the planner hashed
+  // every live link (a sequential scan of the table per pick) once there were a few thousand.
+  const start = blockPrefix(randomInt(0, BLOCKS));
+  return sql`
+    with block as (
+      (select prefix from slug_blocks where free > 0 and prefix >= ${start} order by prefix limit 1)
+      union all
+      (select prefix from slug_blocks where free > 0 and prefix < ${start} order by prefix limit 1)
+      limit 1
+    )
+    select block.prefix, (
+      select block.prefix || c from unnest(string_to_array(${BASE36}, null)) c
+      where not exists (select 1 from links where links.slug = block.prefix || c and links.deleted_at is null and links.domain_id is null offset 0)
+      order by random() limit 1
+    ) as slug
+    from block`;
+}
+
+/**
  * Picks a free generated slug: exactly 4 characters of [0-9a-z], never one in use (links and
  * linktrees share the namespace). A trigger keeps a free count per 3-character prefix, so a
  * block with room is found by one index lookup from a random starting point, and then one of
@@ -19,20 +42,7 @@ const blockPrefix = (n: number) => BASE36[Math.floor(n / 1296)] + BASE36[Math.fl
  * (a concurrent insert of the same slug fails and the caller retries).
  */
 export async function pickFreeSlug(db: DbOrTx): Promise<string> {
-  const start = blockPrefix(randomInt(0, BLOCKS));
-  const result = await db.execute(sql`
-    with block as (
-      (select prefix from slug_blocks where free > 0 and prefix >= ${start} order by prefix limit 1)
-      union all
-      (select prefix from slug_blocks where free > 0 and prefix < ${start} order by prefix limit 1)
-      limit 1
-    )
-    select block.prefix, (
-      select block.prefix || c from unnest(string_to_array(${BASE36}, null)) c
-      where not exists (select 1 from links where links.slug = block.prefix || c and links.deleted_at is null and links.domain_id is null)
-      order by random() limit 1
-    ) as slug
-    from block`);
+  const result = await db.execute(freeSlugPick());
   // postgres.js answers an array of rows, PGlite an object with `rows`.
   const rows = (Array.isArray(result) ? result : (result as unknown as { rows: unknown[] }).rows) as { prefix: string; slug: string | null }[];
   const [block] = rows;
@@ -106,7 +116,7 @@ export async function pickFreeDomainSlug(db: DbOrTx, domainId: string, length = 
         candidates.map((c) => sql`${c}`),
         sql`, `,
       )}]::text[]) c
-      where not exists (select 1 from links where links.domain_id = ${domainId} and links.slug = c and links.deleted_at is null)
+      where not exists (select 1 from links where links.domain_id = ${domainId} and links.slug = c and links.deleted_at is null offset 0)
       limit 1`),
   );
   if (free[0]) return free[0].slug;

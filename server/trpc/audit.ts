@@ -149,10 +149,17 @@ export const auditWriter = { write: (db: DbOrTx, actor: Pick<Actor, "userId" | "
 
 /** Writes events as done by `actor` (its e-mail as it is now, the token when a token did it). */
 export async function writeAuditEvents(db: DbOrTx, actor: Pick<Actor, "userId" | "tokenId">, events: AuditEvent[], at = Date.now()): Promise<void> {
-  if (!events.length) return;
+  if (events.length) await auditEventsInsert(db, actor, events, at);
+}
+
+/**
+ * The insert of `writeAuditEvents`, not yet run: a caller may run it inside its own statement (a
+ * data-modifying CTE), so the events land with the change they record. `events` must not be empty.
+ */
+export function auditEventsInsert(db: DbOrTx, actor: Pick<Actor, "userId" | "tokenId">, events: AuditEvent[], at = Date.now()) {
   // The e-mail is read by the insert itself: one round trip per audited change.
   const actorEmail = sql`(select ${users.email} from ${users} where ${users.id} = ${actor.userId})`;
-  await db.insert(auditEvents).values(
+  return db.insert(auditEvents).values(
     events.map((e) => ({
       id: randomString(8, BASE36),
       workspaceId: e.workspaceId,

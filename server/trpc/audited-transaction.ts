@@ -58,6 +58,10 @@ function scopedApp(app: AppServices, tx: Tx, afterCommit: (() => Promise<unknown
     reads,
     database,
     invalidateSlugs: later((slugs: string[]) => app.invalidateSlugs(slugs)),
+    // A NOTIFY sent inside this transaction would only leave at its commit, after `sent` was called.
+    announceSlugs: () => {
+      throw new Error("announceSlugs is for writes outside a transaction");
+    },
     invalidateDomains: later(() => app.invalidateDomains()),
     invalidateCredentials: later(() => app.invalidateCredentials()),
   });

@@ -10,7 +10,7 @@ import type { Actor, Context } from "./context";
 import { consumePlanRequest } from "../lib/rate-limit";
 import { isObject, withRuntimeIssues, type FieldIssue } from "../lib/input";
 import { SCOPES, type Scope } from "../domain/scopes";
-import { auditRuleOf, auditWriter, type AuditRule } from "./audit";
+import { auditRuleOf, auditWriter, type AuditEvent, type AuditRule } from "./audit";
 import { inAuditedTransaction, rollBack } from "./audited-transaction";
 import { releaseKey, settleKey, takeKey, type IdempotencyClaim } from "./idempotency";
 import { sql } from "drizzle-orm";
@@ -46,7 +46,20 @@ export type Meta = OpenApiMeta & {
   audit?: AuditRule | false;
   /** Takes an `Idempotency-Key` header (see idempotency.ts): a repeated call answers the first answer again. */
   idempotent?: true;
+  /**
+   * The procedure writes its audit events itself, in the one statement that makes its change (a
+   * link created in one round trip), when the call has no Idempotency-Key: the audit middleware
+   * then opens no transaction and hands it an `AuditHandoff` instead.
+   */
+  auditsInItsStatement?: true;
 };
+
+/**
+ * What a procedure with `auditsInItsStatement` gets: no transaction around it, and the events of its
+ * rule for an answer (none for an anonymous caller), to be written by the statement that makes the
+ * change (audit.ts `auditEventsInsert`), as done by `actor`.
+ */
+export type AuditHandoff = { actor: Actor | null; events(output: unknown): Promise<AuditEvent[]> };
 
 /** The tRPC code /trpc clients see for a public status (415 and 503 have none of their own). */
 const TRPC_CODE_FOR_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -175,10 +188,19 @@ const isWriteScope = (scope: Scope | null | undefined) => typeof scope === "stri
 export const auditMiddleware = t.middleware(async ({ ctx, path, type, meta, rawInput, next }) => {
   const actor = (ctx as { actor?: Actor | null }).actor;
   const rule = type === "mutation" && actor ? auditRuleOf(path, meta) : undefined;
-  if (!rule || !actor) return next();
   const claim = (ctx as { idempotencyClaim?: IdempotencyClaim }).idempotencyClaim;
+  const none = { auditHandoff: undefined as AuditHandoff | undefined };
+  if (meta?.auditsInItsStatement && type === "mutation" && !claim) {
+    const input = isObject(rawInput) ? rawInput : {};
+    const auditHandoff: AuditHandoff = {
+      actor: actor ?? null,
+      events: async (output) => (rule && actor ? rule({ actor, input, output, db: ctx.app.db }) : []),
+    };
+    return next({ ctx: { auditHandoff } });
+  }
+  if (!rule || !actor) return next({ ctx: none });
   return inAuditedTransaction(ctx.app, async ({ app, tx }) => {
-    const result = await next({ ctx: { app, read: <T>(fn: (db: Db) => Promise<T>) => fn(app.db) } });
+    const result = await next({ ctx: { ...none, app, read: <T>(fn: (db: Db) => Promise<T>) => fn(app.db) } });
     if (!result.ok) {
       if (toPublicError(result.error).status >= 500 || !(await stillOpen(tx))) return rollBack(result);
       if (claim) await settleKey(tx, claim, result);

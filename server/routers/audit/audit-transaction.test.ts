@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { auditEvents, links } from "../../../db/schema";
 import { newId } from "../../lib/ids";
 import { auditWriter } from "../../trpc/audit";
@@ -33,13 +33,32 @@ const eventsOf = (action: string) =>
 
 describe("the audit event is written in the change's transaction", () => {
   it("a change whose event cannot be written is not kept (no change without its event)", async () => {
+    const s = slug();
+    const id = (await call("POST", "/links", owner.cookie, { url: "https://example.com/lost", slug: s })).json.id;
     auditWriter.write = async () => {
       throw new Error("audit store refused the event");
     };
-    const s = slug();
-    const r = await call("POST", "/links", owner.cookie, { url: "https://example.com/lost", slug: s });
+    const r = await call("PATCH", `/links/${id}`, owner.cookie, { slug: `${s}-moved` });
     expect(r.status).toBe(500);
-    expect(await linkBySlug(s)).toEqual([]);
+    expect(await linkBySlug(s)).toEqual([{ id }]);
+    expect(await linkBySlug(`${s}-moved`)).toEqual([]);
+  });
+
+  it("a link made in one statement with its event is not kept when the event cannot be stored", async () => {
+    // The database itself refuses the event: the link, its webhook events and its NOTIFY share the statement.
+    await t.app.db.execute(sql`alter table audit_events add constraint refuse_created check (action <> 'link.created') not valid`);
+    try {
+      const s = slug();
+      const r = await call("POST", "/links", owner.cookie, { url: "https://example.com/lost", slug: s });
+      expect(r.status).toBe(500);
+      expect(await linkBySlug(s)).toEqual([]);
+      const generated = await call("POST", "/links", owner.cookie, { url: "https://example.com/lost-too" });
+      expect(generated.status).toBe(500);
+      expect(await t.app.db.select({ id: links.id }).from(links).where(eq(links.url, "https://example.com/lost-too"))).toEqual([]);
+    } finally {
+      await t.app.db.execute(sql`alter table audit_events drop constraint refuse_created`);
+    }
+    expect((await call("POST", "/links", owner.cookie, { url: "https://example.com/kept-again" })).status).toBe(201);
   });
 
   it("an event whose change rolls back after it was written is not kept (no event without its change)", async () => {

@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../../test/harness";
 import { lookupLinkBySlug, peekLinkBySlug } from "../../core/lookup";
 import { newLinkId } from "../../lib/ids";
-import { inLinkTransaction, insertImportedLinks, insertLink, softDeleteLink, updateLink } from "./link-store";
+import { sql } from "drizzle-orm";
+import { auditEventsInsert } from "../../trpc/audit";
+import { inLinkTransaction, insertImportedLinks, insertLink, insertLinkAtOnce, softDeleteLink, updateLink } from "./link-store";
+
+const rowsOf = (result: unknown) => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { id: string }[];
 
 let t: TestApp;
 beforeAll(async () => {
@@ -80,5 +84,67 @@ describe("the link store drops the cache keys a write touched once its transacti
     expect([...inserted]).toEqual([value.id]);
     expect(peekLinkBySlug(t.app, slug, Date.now())).toBeUndefined();
     expect((await lookupLinkBySlug(t.app, slug))?.url).toBe("https://example.com/imported");
+  });
+});
+
+describe("a link made in one statement", () => {
+  const auditRows = (linkId: string) => t.app.db.execute(sql`select id from audit_events where target_id = ${linkId}`).then(rowsOf);
+  const alongside = (linkId: string, u: { id: string; workspaceId: string }) => () => [
+    auditEventsInsert(t.app.db, { userId: u.id }, [
+      { workspaceId: u.workspaceId, action: "link.created", targetType: "link", targetId: linkId, changes: ["url"] },
+    ]),
+  ];
+
+  it("drops the new slug's cached miss, and writes what goes with it", async () => {
+    const u = await t.user();
+    const slug = uniq();
+    cacheMiss(slug);
+    const id = newLinkId();
+    const made = await insertLinkAtOnce(
+      t.app,
+      { id, createdAt: Date.now(), workspaceId: u.workspaceId, url: "https://example.com/once", slug },
+      alongside(id, u),
+    );
+    expect(made).toMatchObject({ id, slug, url: "https://example.com/once" });
+    expect(peekLinkBySlug(t.app, slug, Date.now())).toBeUndefined();
+    expect((await lookupLinkBySlug(t.app, slug))?.url).toBe("https://example.com/once");
+    expect(await auditRows(id)).toHaveLength(1);
+  });
+
+  it("a chosen slug that is taken answers its conflict and writes nothing", async () => {
+    const u = await t.user();
+    const slug = uniq();
+    await inLinkTransaction(t.app, (lt) => insertLink(lt, { workspaceId: u.workspaceId, url: "https://example.com/first", slug }));
+    const id = newLinkId();
+    const second = insertLinkAtOnce(
+      t.app,
+      { id, createdAt: Date.now(), workspaceId: u.workspaceId, url: "https://example.com/second", slug },
+      alongside(id, u),
+      "SLUG_ALREADY_IN_USE",
+    );
+    await expect(second).rejects.toMatchObject({ publicCode: "SLUG_ALREADY_IN_USE" });
+    expect(await auditRows(id)).toEqual([]);
+  });
+
+  it("a generated pick from an out-of-date block count answers undefined and writes nothing", async () => {
+    const u = await t.user();
+    // One block said to have room whose 36 slugs are all in use: the pick finds the block but no slug.
+    await t.app.db.execute(sql`
+      insert into links (id, workspace_id, slug, url, kind, created_at, updated_at)
+      select 'zz' || c || 'stale', 'public', 'zzz' || c, 'https://example.com/full', 'link', 1, 1
+      from unnest(string_to_array('0123456789abcdefghijklmnopqrstuvwxyz', null)) c`);
+    await t.app.db.execute(sql`create table kept_blocks as select * from slug_blocks`);
+    await t.app.db.execute(sql`update slug_blocks set free = case when prefix = 'zzz' then 3 else 0 end`);
+    try {
+      const id = newLinkId();
+      const made = await insertLinkAtOnce(t.app, { id, createdAt: Date.now(), workspaceId: u.workspaceId, url: "https://example.com/none" }, alongside(id, u));
+      expect(made).toBeUndefined();
+      expect(await auditRows(id)).toEqual([]);
+      expect(rowsOf(await t.app.db.execute(sql`select id from links where id = ${id}`))).toEqual([]);
+    } finally {
+      await t.app.db.execute(sql`delete from links where url = 'https://example.com/full'`);
+      await t.app.db.execute(sql`update slug_blocks b set free = k.free from kept_blocks k where k.prefix = b.prefix`);
+      await t.app.db.execute(sql`drop table kept_blocks`);
+    }
   });
 });

@@ -1,9 +1,9 @@
-import { eq, inArray, isNull, and, sql } from "drizzle-orm";
+import { eq, inArray, isNull, and, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links } from "../../../db/schema";
-import { AppError, isUniqueViolation } from "../../domain/errors";
+import { AppError, isNotNullViolation, isUniqueViolation } from "../../domain/errors";
 import { newLinkId } from "../../lib/ids";
-import { DOMAIN_SLUG_INDEX, SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
+import { DOMAIN_SLUG_INDEX, freeSlugPick, SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
 import { linkCacheKey } from "../../core/lookup";
 import type { AppServices } from "../../core/services";
 
@@ -95,6 +95,46 @@ export async function insertLink(lt: LinkTx, values: NewLink, conflictCode: Slug
       : await withSlug(lt.db, values.slug, conflictCode, async (sp) => (await sp.insert(links).values(row(values.slug!)).returning())[0]);
   touch(lt, inserted);
   return inserted;
+}
+
+/**
+ * `insertLink` on the default domain in one statement, for a write with nothing else to do in
+ * between: the slug (given, or picked as `pickFreeSlug` picks it), the row, `alongside` (statements
+ * that must land with the link, such as its webhook and audit events, each given the slug as an SQL
+ * expression) and the NOTIFY that drops a cached miss of the new slug on every instance. One round
+ * trip instead of a transaction's six. Answers undefined when a generated pick did not hold (a block
+ * count out of date, the slug taken meanwhile, no block with room): nothing was written, and the
+ * caller takes `insertLink`'s way, which handles each of those. A given slug that is taken answers
+ * `conflictCode`.
+ */
+export async function insertLinkAtOnce(
+  app: Pick<AppServices, "db" | "announceSlugs">,
+  values: NewLink & { id: string; createdAt: number },
+  alongside: (slug: SQL) => { getSQL(): SQL }[],
+  conflictCode: SlugConflictCode = "LINK_ID_ALREADY_IN_USE",
+): Promise<LinkRow | undefined> {
+  const { db } = app;
+  const given = values.slug;
+  const announcement = app.announceSlugs();
+  const pick = db.$with("pick", {}).as(given === undefined ? freeSlugPick() : sql`select ${given}::text as slug`);
+  // A select CTE runs only when read: the insert reads the slug through this one, so the NOTIFY is sent exactly once.
+  const note = db.$with("note", {}).as(sql`select slug, pg_notify(${announcement.channel}, ${announcement.prefix} || json_build_array(slug)::text) from pick`);
+  const parts = alongside(sql`(select slug from pick)`).map((q, i) => db.$with(`alongside_${i}`, {}).as(q.getSQL()));
+  try {
+    const [row] = await db
+      .with(pick, note, ...parts)
+      .insert(links)
+      .values({ ...values, domainId: null, slug: sql`(select slug from note)`, kind: values.kind ?? "link", updatedAt: values.createdAt })
+      .returning();
+    await announcement.sent([linkCacheKey(null, row.slug)]);
+    return row;
+  } catch (e) {
+    announcement.unsent();
+    if (given !== undefined && isSlugConflict(e)) throw new AppError(conflictCode, { message: `slug ${given} is taken` });
+    // No slug came out of the pick (the insert's not-null check), or another writer took it first.
+    if (given === undefined && (isSlugConflict(e) || isNotNullViolation(e))) return undefined;
+    throw e;
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
 import { links } from "../../../db/schema";
 import { base, type Config } from "../../config";
@@ -8,7 +8,10 @@ import { consume } from "../../lib/rate-limit";
 import { isOnHost } from "../../lib/urls";
 import { isObject, type FieldIssue } from "../../lib/input";
 import type { AppServices } from "../../core/services";
-import { anyWebhookFor, enqueueWebhookEvent, enqueueWebhookEvents } from "../../core/webhook-outbox";
+import { anyWebhookFor, enqueueWebhookEvent, enqueueWebhookEvents, webhookEventInsert } from "../../core/webhook-outbox";
+import { auditEventsInsert, writeAuditEvents } from "../../trpc/audit";
+import type { AuditHandoff } from "../../trpc/init";
+import { newLinkId } from "../../lib/ids";
 import { domainNames, usableDomain } from "../domains";
 import { lockWorkspaceOrNotFound } from "../workspaces";
 import type { Actor, RequestInfo } from "../../trpc/context";
@@ -102,10 +105,12 @@ export const insertLink = (db: DbOrTx, values: NewLink): Promise<LinkRow> => db.
 
 /** A new link in the caller's workspace; without an actor, in the public one, limited per address (`from`). */
 export async function createLink(
-  app: Pick<AppServices, "config" | "db" | "invalidateSlugs" | "limits">,
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs" | "announceSlugs" | "limits">,
   actor: Actor | null,
   input: CreateLinkInput,
   from: Pick<RequestInfo, "ip">,
+  /** Given when no transaction is open around the call: the audit events are this function's to write. */
+  audit?: AuditHandoff,
 ): Promise<LinkDto> {
   if (!actor) await consume(app.limits, "anonymousCreate", from.ip);
   checkNoLoops(app.config, input, input.domain);
@@ -127,9 +132,27 @@ export async function createLink(
     variants: input.variants ?? null,
     archivedAt: input.archived ? Date.now() : null,
   };
+  const domainName = input.domain ?? null;
+  // Outside a transaction (the usual call), a link on the default domain is made in one statement
+  // with its webhook and audit events; a pick that did not hold falls back to the transaction below.
+  if (audit && domainName === null) {
+    const now = Date.now();
+    const id = newLinkId();
+    const draft = toLinkDto({ ...values, id, slug: "", domainId: null, kind: "link", createdAt: now, updatedAt: now, deletedAt: null }, app.config);
+    const events = await audit.events(draft);
+    const made = await store.insertLinkAtOnce(app, { ...values, id, createdAt: now }, (slug) => [
+      webhookEventInsert(
+        workspaceId,
+        "link.created",
+        sql`${JSON.stringify(draft)}::jsonb || jsonb_build_object('slug', ${slug}, 'short_url', ${shortUrl(app.config, "")} || ${slug})`,
+        now,
+      ),
+      ...(audit.actor && events.length ? [auditEventsInsert(app.db, audit.actor, events, now)] : []),
+    ]);
+    if (made) return toLinkDto(made, app.config);
+  }
   // On a branded domain: checked and share-locked in the same transaction as the insert, so the
   // domain cannot be removed under the new link (DELETE /domains takes the row's update lock).
-  const domainName = input.domain ?? null;
   const row = await inLinkTransaction(app, async (lt) => {
     let created: LinkRow;
     if (domainName === null) created = await store.insertLink(lt, values);
@@ -137,8 +160,10 @@ export async function createLink(
       await lockWorkspaceOrNotFound(lt.db, workspaceId); // before the domain's lock, in the order a workspace deletion takes them
       created = await store.insertLink(lt, { ...values, domainId: (await usableDomain(lt.db, workspaceId, domainName)).id });
     }
-    // Webhook events are written in the change's transaction: one exists exactly when its change does.
-    await enqueueWebhookEvent(lt.db, workspaceId, "link.created", toLinkDto(created, app.config, domainName));
+    const dto = toLinkDto(created, app.config, domainName);
+    // Webhook and audit events are written in the change's transaction: one exists exactly when its change does.
+    await enqueueWebhookEvent(lt.db, workspaceId, "link.created", dto);
+    if (audit?.actor) await writeAuditEvents(lt.db, audit.actor, await audit.events(dto));
     return created;
   });
   return toLinkDto(row, app.config, domainName);

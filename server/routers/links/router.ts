@@ -37,11 +37,12 @@ export const linkRouter = router({
       successStatus: 201,
       errors: [401, 409, 429],
       idempotent: true,
+      auditsInItsStatement: true,
     })
     .use(runtimeChecks(createLinkInput, createLinkChecks))
     .input(createLinkInput)
     .output(contract(linkOutput))
-    .mutation(({ ctx, input }) => createLink(ctx.app, ctx.actor, input, ctx.req)),
+    .mutation(({ ctx, input }) => createLink(ctx.app, ctx.actor, input, ctx.req, ctx.auditHandoff)),
 
   bulk: authedProcedure
     .meta({

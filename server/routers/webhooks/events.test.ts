@@ -64,6 +64,14 @@ describe("link events", () => {
     expect(e.data).toEqual(link);
   });
 
+  it("POST /links with a chosen slug and the optional members sends link.created with the Link as answered", async () => {
+    rx.received.length = 0;
+    const link = await newLink({ slug: `ev-${Date.now().toString(36)}`, title: "Named", forward_query: true, archived: true, password: "open sesame" });
+    const [e] = await received(1);
+    expect(e.data).toEqual(link);
+    expect(e.data).toMatchObject({ title: "Named", forward_query: true, archived: true, has_password: true });
+  });
+
   it("PATCH /links/{id} sends link.updated with the Link as the PATCH answered it", async () => {
     const link = await newLink();
     await received(1);
