@@ -168,27 +168,22 @@ export function isDatabaseUnavailable(e: unknown): boolean {
   );
 }
 
+/** The PostgreSQL error of SQLSTATE `code` in `e` or its causes (drivers and drizzle wrap them). */
+function databaseError(e: unknown, code: string): { constraint?: string; constraint_name?: string } | undefined {
+  for (let cur: unknown = e, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
+    if ((cur as { code?: string }).code === code) return cur as { constraint?: string; constraint_name?: string };
+  }
+  return undefined;
+}
+
 /** PostgreSQL unique violation, optionally on a given constraint/index. */
 export function isUniqueViolation(e: unknown, constraint?: string): boolean {
-  for (let cur: unknown = e, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
-    const c = cur as { code?: string; constraint?: string; constraint_name?: string };
-    if (c.code === "23505") return !constraint || (c.constraint ?? c.constraint_name) === constraint;
-  }
-  return false;
+  const c = databaseError(e, "23505");
+  return !!c && (!constraint || (c.constraint ?? c.constraint_name) === constraint);
 }
 
 /** PostgreSQL not-null violation: a value the statement computed came out null. */
-export function isNotNullViolation(e: unknown): boolean {
-  for (let cur: unknown = e, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
-    if ((cur as { code?: string }).code === "23502") return true;
-  }
-  return false;
-}
+export const isNotNullViolation = (e: unknown): boolean => databaseError(e, "23502") !== undefined;
 
 /** PostgreSQL foreign key violation: the referenced row does not exist (or no longer). */
-export function isForeignKeyViolation(e: unknown): boolean {
-  for (let cur: unknown = e, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
-    if ((cur as { code?: string }).code === "23503") return true;
-  }
-  return false;
-}
+export const isForeignKeyViolation = (e: unknown): boolean => databaseError(e, "23503") !== undefined;

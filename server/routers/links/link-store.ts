@@ -102,7 +102,7 @@ export async function insertLink(lt: LinkTx, values: NewLink, conflictCode: Slug
  * between: the slug (given, or picked as `pickFreeSlug` picks it), the row, `alongside` (statements
  * that must land with the link, such as its webhook and audit events, each given the slug as an SQL
  * expression) and the NOTIFY that drops a cached miss of the new slug on every instance. One round
- * trip instead of a transaction's six. Answers undefined when a generated pick did not hold (a block
+ * trip instead of a transaction's eight. Answers undefined when a generated pick did not hold (a block
  * count out of date, the slug taken meanwhile, no block with room): nothing was written, and the
  * caller takes `insertLink`'s way, which handles each of those. A given slug that is taken answers
  * `conflictCode`.
