@@ -66,13 +66,27 @@ export function pickVariant(variants: { weight: number }[], point: number): numb
   return variants.length - 1;
 }
 
-const decodeName = (raw: string) => {
+/** A query part's name (before `=`), decoded only when it has escapes (`%`, or `+` for a space). */
+function nameOf(part: string): string {
+  const eq = part.indexOf("=");
+  const raw = eq < 0 ? part : part.slice(0, eq);
+  if (!raw.includes("%") && !raw.includes("+")) return raw;
   try {
     return decodeURIComponent(raw.replace(/\+/g, " "));
   } catch {
     return raw;
   }
-};
+}
+
+/** Calls `each` with every non-empty `&`-separated part of `s` from `from` to its end. */
+function eachPart(s: string, from: number, each: (part: string) => void): void {
+  while (from < s.length) {
+    let to = s.indexOf("&", from);
+    if (to < 0) to = s.length;
+    if (to > from) each(s.slice(from, to));
+    from = to + 1;
+  }
+}
 
 /** Parts without escapes, none empty. */
 const PLAIN_QUERY = /^[^&%]+(?:&[^&%]+)*$/;
@@ -81,7 +95,8 @@ const QR_PART = /(?:^|&)qr(?:[=&]|$)/;
 /**
  * `location` with the visitor's query parameters added, as they were sent: a name the destination
  * already has keeps the destination's value, and `qr` (the QR code's marker) is never passed on.
- * A fragment stays at the end.
+ * A fragment stays at the end. It runs on every visit to a link that forwards its query: the parts
+ * are walked with indexOf, and a name is decoded only when it has escapes.
  */
 export function forwardQuery(location: string, query: string | undefined): string {
   if (!query) return location;
@@ -92,16 +107,19 @@ export function forwardQuery(location: string, query: string | undefined): strin
   // The common case, a destination without its own query and a plain visitor query with no `qr` and
   // no empty part: appended as it is, without taking either apart.
   if (queryAt < 0 && PLAIN_QUERY.test(query) && !QR_PART.test(query)) return `${head}?${query}${fragment}`;
-  const own = new Set<string>();
-  if (queryAt >= 0) for (const part of head.slice(queryAt + 1).split("&")) if (part) own.add(decodeName(part.split("=", 1)[0]));
-  const added = query.split("&").filter((part) => {
-    if (!part) return false;
-    const name = decodeName(part.split("=", 1)[0]);
-    return name !== "qr" && !own.has(name);
+  const own: string[] = [];
+  if (queryAt >= 0) eachPart(head, queryAt + 1, (part) => own.push(nameOf(part)));
+  // A destination has a few names: a list beats a Set's hashing, and a long one gets the Set.
+  const ownNames = own.length > 16 ? new Set(own) : own;
+  const has = (name: string) => (Array.isArray(ownNames) ? ownNames.includes(name) : ownNames.has(name));
+  let added = "";
+  eachPart(query, 0, (part) => {
+    const name = nameOf(part);
+    if (name !== "qr" && !has(name)) added = added ? `${added}&${part}` : part;
   });
-  if (!added.length) return location;
+  if (!added) return location;
   const joint = queryAt < 0 ? "?" : head.endsWith("?") || head.endsWith("&") ? "" : "&";
-  return head + joint + added.join("&") + fragment;
+  return head + joint + added + fragment;
 }
 
 /**

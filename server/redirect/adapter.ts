@@ -138,8 +138,8 @@ function slugServers(ctx: HostContext, linktrees: boolean) {
   function respond(req: IncomingMessage, res: ServerResponse, link: CachedLink, now: number, shortBase: string): Promise<void> | undefined {
     const v = readVisitor(req, app.config, ctx.trust);
     const d = visits.decideVisit(link, v, now);
-    if (d instanceof Promise) return d.then(({ answer: a, geo }) => answer(req, res, link, v, a, geo, shortBase));
-    answer(req, res, link, v, d.answer, d.geo, shortBase);
+    if (d instanceof Promise) return d.then((decided) => answer(req, res, link, v, decided, shortBase));
+    answer(req, res, link, v, d, shortBase);
   }
 
   /**

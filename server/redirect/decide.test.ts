@@ -168,6 +168,12 @@ describe("decide: languages, variants and query forwarding", () => {
     ["https://d.example/", "a=1&qr", "https://d.example/?a=1"],
     ["https://d.example/", "a=1&q%72=1", "https://d.example/?a=1"],
     ["https://d.example/", "qrx=1&xqr=2", "https://d.example/?qrx=1&xqr=2"],
+    ["https://d.example/?a=1", "a=2&a=3&b=1&b=2", "https://d.example/?a=1&b=1&b=2"],
+    [
+      `https://d.example/?${Array.from({ length: 20 }, (_, i) => `n${i}=x`).join("&")}`,
+      "n19=y&n20=y",
+      `https://d.example/?${Array.from({ length: 20 }, (_, i) => `n${i}=x`).join("&")}&n20=y`,
+    ],
   ])("forwardQuery(%s, %s) → %s", (location, query, expected) => {
     expect(forwardQuery(location, query)).toBe(expected);
   });

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clicks, links } from "../../db/schema";
 import { createTestServer, http, type TestServer, type TestUser } from "../test/harness";
@@ -98,6 +98,20 @@ describe("A/B variants", () => {
     expect(stored.every((c) => c.rule === "variant")).toBe(true);
     expect(stored.filter((c) => c.variant === 0)).toHaveLength(seen.get("https://dest.example/")!);
     expect(stored.filter((c) => c.variant === 1)).toHaveLength(seen.get("https://b.example/")!);
+  });
+
+  it("a click chosen by its variant carries the same daily visitor key as the visitor's other clicks", async () => {
+    const [ab, plain] = [await newLink({ variants }), await newLink({})];
+    const who = { "x-forwarded-for": "198.51.100.90" };
+    for (const l of [ab, plain, ab]) expect((await visit(l.slug, who)).status).toBe(301);
+    await t.app.clicks!.flush();
+    const keys = await t.app.db
+      .select({ visitor: clicks.visitor })
+      .from(clicks)
+      .where(inArray(clicks.linkId, [ab.id, plain.id]));
+    expect(keys).toHaveLength(3);
+    expect(keys[0].visitor).toMatch(/^[\w-]{22}$/);
+    expect(new Set(keys.map((k) => k.visitor)).size).toBe(1);
   });
 
   it("weights decide the shares: a 99/1 split sends nearly everyone to the first", async () => {

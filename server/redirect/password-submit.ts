@@ -56,7 +56,7 @@ export async function submitPassword(app: AppServices, visits: Visits, req: expr
   const now = Date.now();
   const pass = async () => {
     const d = await visits.decideVisit(link, v, now, { passwordPassed: true });
-    visits.answer(req, res, link, v, d.answer, d.geo);
+    visits.answer(req, res, link, v, d);
   };
   // The password was removed while this visitor had the form open: let them through.
   // (An expired link still asks for the password first: decide gives its answer after.)

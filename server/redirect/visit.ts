@@ -13,8 +13,13 @@ import { PASSWORD_FORM_HEADERS, sendHtml, sendRedirect } from "./respond";
 import { shareCardPage } from "./share-card";
 import { languagesOf, type RequestVisitor } from "./visitor";
 
-/** A decided answer, with the GeoIP facts looked up for it (stored with the click). */
-export type Decided = { answer: Answer; geo?: GeoInfo };
+/**
+ * A decided answer, with what was worked out for it and is stored with its click: the GeoIP facts,
+ * and the visitor's daily key when the link's A/B variants needed it (`at`: the time it is the key of).
+ */
+export type Decided = { answer: Answer; geo?: GeoInfo; visitor?: { key: string; at: number } };
+
+const DAY_MS = 86_400_000;
 
 export function createVisits(app: AppServices, redirectBase: string): Visits {
   return new Visits(app, redirectBase);
@@ -40,22 +45,29 @@ export class Visits {
     c.inc();
   }
 
-  /** Counts a visit unless it is a bot's or a HEAD request; true when counted. `variant`: the A/B variant that chose the destination. */
-  count(req: IncomingMessage, link: CachedLink, v: RequestVisitor, rule: Rule, geo?: GeoInfo, variant?: number): boolean {
+  /**
+   * Counts a visit unless it is a bot's or a HEAD request; true when counted. `variant`: the A/B
+   * variant that chose the destination; `d.visitor`, the daily key the decision worked out, goes to
+   * the writer when the click falls on the same day (so the key is not worked out twice).
+   */
+  count(req: IncomingMessage, link: CachedLink, v: RequestVisitor, rule: Rule, d?: Omit<Decided, "answer">, variant?: number): boolean {
     const { clicks } = this.app;
     if (req.method === "HEAD" || v.agent.isBot || !clicks) return false;
+    const timestamp = Date.now();
+    // Every visit one shape (absent members undefined, which the spool's JSON leaves out).
     clicks.recordVisit({
       linkId: link.id,
       workspaceId: link.workspaceId,
-      timestamp: Date.now(),
+      timestamp,
       userAgent: v.userAgent,
       ip: v.ip,
       referer: v.referer,
       rule,
-      ...(variant !== undefined ? { variant } : {}),
-      ...(v.trigger === "qr" ? { trigger: "qr" as const } : {}),
+      variant,
+      trigger: v.trigger === "qr" ? "qr" : undefined,
       edge: v.edge,
-      geo,
+      geo: d?.geo,
+      visitor: d?.visitor && Math.floor(d.visitor.at / DAY_MS) === Math.floor(timestamp / DAY_MS) ? d.visitor.key : undefined,
     });
     return true;
   }
@@ -77,15 +89,16 @@ export class Visits {
   }
 
   /** Sends the decided answer; counts the visit when it is one. `shortBase`: the origin of the short link (a branded domain's, or REDIRECT_URL). */
-  answer(req: IncomingMessage, res: ServerResponse, link: CachedLink, v: RequestVisitor, a: Answer, geo?: GeoInfo, shortBase = this.redirectBase): void {
+  answer(req: IncomingMessage, res: ServerResponse, link: CachedLink, v: RequestVisitor, d: Decided, shortBase = this.redirectBase): void {
     const head = req.method === "HEAD";
+    const a = d.answer;
     switch (a.kind) {
       // Counted first: the click is in the spool before the visitor has the answer (a crash loses none).
       case "redirect":
-        this.afterCount(this.count(req, link, v, a.rule, geo, a.variant), () => sendRedirect(res, a.status, a.location));
+        this.afterCount(this.count(req, link, v, a.rule, d, a.variant), () => sendRedirect(res, a.status, a.location));
         return this.outcome(a.rule);
       case "expired":
-        this.afterCount(this.count(req, link, v, a.rule, geo), () => sendHtml(res, 404, expiredPage(), head));
+        this.afterCount(this.count(req, link, v, a.rule, d), () => sendHtml(res, 404, expiredPage(), head));
         return this.outcome(a.rule);
       case "card":
         sendHtml(res, 200, shareCardPage(link, this.redirectBase, shortBase), head);
@@ -116,67 +129,61 @@ export class Visits {
     this.outcome("unavailable");
   }
 
-  /** The variant point, waiting for the day's visitor salt when it is not at hand yet. */
-  async variantPoint(link: CachedLink, v: RequestVisitor, now: number): Promise<number> {
+  /**
+   * The visitor's daily key at `now` without waiting, when the day's salt is at hand (every visit
+   * after the day's first): undefined when it must be read first, null without a click recorder.
+   */
+  private knownKey(v: RequestVisitor, now: number): string | null | undefined {
     const { clicks } = this.app;
-    return pointOf(clicks ? await clicks.visitorKey(now, v.ip, v.userAgent).catch(() => null) : null, link, v, now);
+    return clicks ? clicks.knownVisitorKey(now, v.ip, v.userAgent) : null;
   }
 
-  /** The point without waiting, when the day's key is at hand (every visit after the day's first): undefined otherwise. */
-  private knownVariantPoint(link: CachedLink, v: RequestVisitor, now: number): number | undefined {
+  /** The visitor's daily key, waiting for the day's salt when it is not at hand yet (null: none). */
+  private async keyOf(v: RequestVisitor, now: number): Promise<string | null> {
     const { clicks } = this.app;
-    if (!clicks) return pointOf(null, link, v, now);
-    const key = clicks.knownVisitorKey(now, v.ip, v.userAgent);
-    return key === undefined ? undefined : pointOf(key, link, v, now);
+    return clicks ? await clicks.visitorKey(now, v.ip, v.userAgent).catch(() => null) : null;
   }
 
   /**
    * The decision for this visitor: synchronous unless it needs the country (GeoIP), or the variant
    * point before the day's visitor salt is read, which are looked up only for links whose answer can
-   * depend on them.
+   * depend on them. The daily key behind the point is worked out even when a targeting rule answers
+   * first: the click is stored with it anyway, and it goes along (`Decided.visitor`).
    */
   decideVisit(link: CachedLink, v: RequestVisitor, now: number, opts: { passwordPassed?: boolean } = {}): Decided | Promise<Decided> {
-    const socialCrawler = !opts.passwordPassed && v.agent.isSocialCrawler;
-    const languages = link.targeting?.languages ? languagesOf(v.acceptLanguage) : undefined;
-    const facts = (country: string | null, variantPoint?: number): VisitorFacts => ({
+    const facts: VisitorFacts = {
       os: v.os,
-      country,
-      socialCrawler,
-      languages,
-      variantPoint,
+      country: null,
+      socialCrawler: !opts.passwordPassed && v.agent.isSocialCrawler,
+      languages: link.targeting?.languages ? languagesOf(v.acceptLanguage) : undefined,
       query: v.query,
-    });
+    };
     const geoNeeded = needsCountry(link, now);
     const pointNeeded = needsVariantPoint(link, now);
-    if (!geoNeeded && !pointNeeded) return { answer: decide(link, facts(null), now, opts) };
-    if (!geoNeeded) {
-      // The point only when the answer comes to the variants (a language rule may answer first), and
-      // only without waiting: undefined while the day's salt is not at hand, then asked for below.
-      let asked = false;
-      let point: number | undefined;
-      const knownPoint = () => this.knownVariantPoint(link, v, now);
-      const lazy: VisitorFacts = {
-        os: v.os,
-        country: null,
-        socialCrawler,
-        languages,
-        query: v.query,
-        get variantPoint() {
-          if (!asked) {
-            asked = true;
-            point = knownPoint();
-          }
-          return point;
-        },
-      };
-      const answer = decide(link, lazy, now, opts);
-      if (!asked || point !== undefined) return { answer };
-    }
-    const point = pointNeeded ? this.knownVariantPoint(link, v, now) : undefined;
+    const key = pointNeeded ? this.knownKey(v, now) : undefined;
+    if (!geoNeeded && (!pointNeeded || key !== undefined)) return this.decided(link, v, facts, now, opts, key);
     return Promise.all([
       geoNeeded ? this.visitorGeo(v) : { country: null, geo: undefined },
-      pointNeeded ? (point ?? this.variantPoint(link, v, now)) : undefined,
-    ]).then(([g, p]) => ({ answer: decide(link, facts(g.country, p), now, opts), geo: g.geo }));
+      pointNeeded ? (key !== undefined ? key : this.keyOf(v, now)) : undefined,
+    ]).then(([g, k]) => {
+      facts.country = g.country;
+      return { ...this.decided(link, v, facts, now, opts, k), geo: g.geo };
+    });
+  }
+
+  /** The decision, with the variant point from the visitor's daily key when there is one (null: no key to be had). */
+  private decided(
+    link: CachedLink,
+    v: RequestVisitor,
+    facts: VisitorFacts,
+    now: number,
+    opts: { passwordPassed?: boolean },
+    key: string | null | undefined,
+  ): Decided {
+    if (key === undefined) return { answer: decide(link, facts, now, opts) };
+    facts.variantPoint = pointOf(key, link, v, now);
+    const answer = decide(link, facts, now, opts);
+    return key === null ? { answer } : { answer, visitor: { key, at: now } };
   }
 }
 

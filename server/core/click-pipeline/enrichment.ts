@@ -56,11 +56,14 @@ export async function enrichBatch(batch: Pending[], edgeMode: EdgeMode): Promise
   return rows;
 }
 
-/** Gives each visit of the batch its visitor key (a spooled or retried visit gets the same key within its day). */
+/**
+ * Gives each visit of the batch its visitor key (a spooled or retried visit gets the same key within
+ * its day); a visit whose A/B variant was chosen by its key brings it along.
+ */
 export async function assignVisitorKeys(keys: Pick<VisitorKeys, "keyerFor">, batch: Pending[], rows: ClickRecord[]): Promise<void> {
   const keyOf = await keys.keyerFor(batch.map((p) => (p.kind === "visit" ? p.visit.timestamp : 0)).filter(Boolean));
   for (let i = 0; i < batch.length; i++) {
     const p = batch[i];
-    if (p.kind === "visit") rows[i].visitor = keyOf(p.visit.timestamp, p.visit.ip, p.visit.userAgent);
+    if (p.kind === "visit") rows[i].visitor = p.visit.visitor ?? keyOf(p.visit.timestamp, p.visit.ip, p.visit.userAgent);
   }
 }

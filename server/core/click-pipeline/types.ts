@@ -49,6 +49,8 @@ export type Visit = {
   edge: EdgeInfo | null;
   /** Already looked up on the request path (a geo-targeted link needed the country). */
   geo?: GeoInfo;
+  /** The visitor key of the visit's day, when the request path already worked it out (an A/B variant was chosen by it). */
+  visitor?: string;
 };
 
 /** `seg`: the write-ahead spool segment holding it (never serialized: it is this process's). */
