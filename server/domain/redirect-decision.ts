@@ -51,7 +51,13 @@ export const isExpired = (link: Pick<LinkSnapshot, "expiresAt">, now: number) =>
 export const hasCard = (link: LinkSnapshot) => Boolean(link.ogTitle || link.ogDescription || link.ogImage);
 
 /** Whether the answer can depend on the visitor's country (so a GeoIP lookup is worth it). */
-export const needsCountry = (link: LinkSnapshot, now: number) => !isExpired(link, now) && Object.keys(link.targeting?.geo ?? {}).length > 0;
+export const needsCountry = (link: LinkSnapshot, now: number) => !isExpired(link, now) && hasKeys(link.targeting?.geo);
+
+/** Whether an object has an own key, without listing them (this runs on every visit). */
+function hasKeys(o: Record<string, string> | undefined): boolean {
+  if (o) for (const k in o) if (Object.hasOwn(o, k)) return true;
+  return false;
+}
 
 /** Whether the answer can depend on the variant point (so the visitor's daily key is worth computing). */
 export const needsVariantPoint = (link: LinkSnapshot, now: number) => !isExpired(link, now) && (link.variants?.length ?? 0) > 0;
@@ -78,16 +84,6 @@ function nameOf(part: string): string {
   }
 }
 
-/** Calls `each` with every non-empty `&`-separated part of `s` from `from` to its end. */
-function eachPart(s: string, from: number, each: (part: string) => void): void {
-  while (from < s.length) {
-    let to = s.indexOf("&", from);
-    if (to < 0) to = s.length;
-    if (to > from) each(s.slice(from, to));
-    from = to + 1;
-  }
-}
-
 /** Parts without escapes, none empty. */
 const PLAIN_QUERY = /^[^&%]+(?:&[^&%]+)*$/;
 const QR_PART = /(?:^|&)qr(?:[=&]|$)/;
@@ -96,7 +92,7 @@ const QR_PART = /(?:^|&)qr(?:[=&]|$)/;
  * `location` with the visitor's query parameters added, as they were sent: a name the destination
  * already has keeps the destination's value, and `qr` (the QR code's marker) is never passed on.
  * A fragment stays at the end. It runs on every visit to a link that forwards its query: the parts
- * are walked with indexOf, and a name is decoded only when it has escapes.
+ * are walked with indexOf (no arrays of parts), and a name is decoded only when it has escapes.
  */
 export function forwardQuery(location: string, query: string | undefined): string {
   if (!query) return location;
@@ -108,15 +104,22 @@ export function forwardQuery(location: string, query: string | undefined): strin
   // no empty part: appended as it is, without taking either apart.
   if (queryAt < 0 && PLAIN_QUERY.test(query) && !QR_PART.test(query)) return `${head}?${query}${fragment}`;
   const own: string[] = [];
-  if (queryAt >= 0) eachPart(head, queryAt + 1, (part) => own.push(nameOf(part)));
+  for (let from = queryAt + 1, to = 0; queryAt >= 0 && from < head.length; from = to + 1) {
+    to = head.indexOf("&", from);
+    if (to < 0) to = head.length;
+    if (to > from) own.push(nameOf(head.slice(from, to)));
+  }
   // A destination has a few names: a list beats a Set's hashing, and a long one gets the Set.
-  const ownNames = own.length > 16 ? new Set(own) : own;
-  const has = (name: string) => (Array.isArray(ownNames) ? ownNames.includes(name) : ownNames.has(name));
+  const ownSet = own.length > 16 ? new Set(own) : null;
   let added = "";
-  eachPart(query, 0, (part) => {
+  for (let from = 0, to = 0; from < query.length; from = to + 1) {
+    to = query.indexOf("&", from);
+    if (to < 0) to = query.length;
+    if (to === from) continue;
+    const part = query.slice(from, to);
     const name = nameOf(part);
-    if (name !== "qr" && !has(name)) added = added ? `${added}&${part}` : part;
-  });
+    if (name !== "qr" && !(ownSet ? ownSet.has(name) : own.includes(name))) added = added ? `${added}&${part}` : part;
+  }
   if (!added) return location;
   const joint = queryAt < 0 ? "?" : head.endsWith("?") || head.endsWith("&") ? "" : "&";
   return head + joint + added + fragment;
