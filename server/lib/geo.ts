@@ -7,8 +7,7 @@ export type GeoInfo = Place;
 export const NO_GEO: GeoInfo = NO_PLACE;
 
 // Loopback, private, link-local, CGNAT and unique-local ranges have no place on the map.
-const local = new BlockList();
-for (const [net, bits] of [
+const LOCAL_V4 = [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
   ["100.64.0.0", 10],
@@ -16,14 +15,34 @@ for (const [net, bits] of [
   ["169.254.0.0", 16],
   ["172.16.0.0", 12],
   ["192.168.0.0", 16],
-] as const)
-  local.addSubnet(net, bits, "ipv4");
+] as const;
+const localV6 = new BlockList();
 for (const [net, bits] of [
   ["::", 127],
   ["fc00::", 7],
   ["fe80::", 10],
 ] as const)
-  local.addSubnet(net, bits, "ipv6");
+  localV6.addSubnet(net, bits, "ipv6");
+
+/** A valid dotted-quad IPv4 address as an unsigned 32-bit number. */
+function ipv4Number(a: string): number {
+  let n = 0;
+  let octet = 0;
+  for (let i = 0; i < a.length; i++) {
+    const c = a.charCodeAt(i);
+    if (c === 46) ((n = n * 256 + octet), (octet = 0));
+    else octet = octet * 10 + c - 48;
+  }
+  return n * 256 + octet;
+}
+
+// Every stored click asks this of its address: IPv4 ranges are compared as numbers (BlockList builds
+// a SocketAddress per call: 3 µs against 0.1, a few percent of a redirect's CPU); IPv6 keeps the BlockList.
+const localV4 = LOCAL_V4.map(([net, bits]) => ({ shift: 32 - bits, prefix: ipv4Number(net) >>> (32 - bits) }));
+const isLocalV4 = (a: string) => {
+  const n = ipv4Number(a);
+  return localV4.some((r) => n >>> r.shift === r.prefix);
+};
 
 /** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`), else the address. */
 export const unmapIp = (ip: string) => (ip.startsWith("::ffff:") && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip);
@@ -32,7 +51,7 @@ export function isPublicIp(ip: string): boolean {
   const a = unmapIp(ip);
   const v = isIP(a);
   if (!v) return false;
-  return !local.check(a, v === 4 ? "ipv4" : "ipv6");
+  return v === 4 ? !isLocalV4(a) : !localV6.check(a, "ipv6");
 }
 
 /**
