@@ -30,8 +30,10 @@ function ipv4Number(a: string): number {
   let octet = 0;
   for (let i = 0; i < a.length; i++) {
     const c = a.charCodeAt(i);
-    if (c === 46) ((n = n * 256 + octet), (octet = 0));
-    else octet = octet * 10 + c - 48;
+    if (c === 46) {
+      n = n * 256 + octet;
+      octet = 0;
+    } else octet = octet * 10 + c - 48;
   }
   return n * 256 + octet;
 }
