@@ -8,8 +8,8 @@ import { PEOPLE } from "../../redirect/ua-fixtures";
 import { createTestApp, type TestApp } from "../../test/harness";
 import { enrichBatch, enrichVisit } from "./enrichment";
 import { SpillFiles } from "./spill";
-import { storeClicks } from "./storage";
-import { fixTs, logSafeError, type Pending, type Visit } from "./types";
+import { copyClicks, insertClicks, storeClicks } from "./storage";
+import { fixTs, logSafeError, type ClickRecord, type Pending, type Visit } from "./types";
 
 let t: TestApp;
 beforeAll(async () => void (t = await createTestApp()));
@@ -64,6 +64,49 @@ describe("click storage", () => {
           .where(eq(clickRollups.linkId, linkId))
       )[0].n ?? 0,
     );
+
+  it("a click stored by COPY reads back with every column as the idempotent insert stores it", async () => {
+    const click = (ts: string): ClickRecord => ({
+      linkId: "sto00002",
+      workspaceId: "public",
+      ts,
+      timestamp: 1_764_000_000_123,
+      country: "FR",
+      region: "IDF",
+      regionName: "Île-de-France",
+      city: 'Paris, "centre"',
+      timezone: "Europe/Paris",
+      lat: 48.8566,
+      lng: 2.3522,
+      device: "mobile",
+      platform: "iOS",
+      browser: "Safari 18",
+      referer: 'https://ref.example/?q="a,b"',
+      rule: "variant",
+      variant: 1,
+      trigger: "qr",
+      visitor: "abcdefghijklmnopqrstuv",
+    });
+    await copyClicks(t.app.database, [click("1764000000123000001")]);
+    await insertClicks(t.app.db, [click("1764000000123000002")]);
+    await copyClicks(t.app.database, [
+      { ...click("1764000000123000003"), region: null, regionName: null, lat: null, lng: null, referer: "", variant: null, trigger: undefined, visitor: null },
+    ]);
+    const rows = await t.app.db.select().from(clicks).where(eq(clicks.linkId, "sto00002")).orderBy(clicks.ts);
+    expect(rows).toHaveLength(3);
+    const { ts: _copied, ...copied } = rows[0];
+    const { ts: _inserted, ...inserted } = rows[1];
+    expect(copied).toEqual(inserted);
+    expect(copied).toMatchObject({
+      city: 'Paris, "centre"',
+      referer: 'https://ref.example/?q="a,b"',
+      lat: 48.8566,
+      variant: 1,
+      trigger: "qr",
+      visitor: "abcdefghijklmnopqrstuv",
+    });
+    expect(rows[2]).toMatchObject({ region: null, regionName: null, lat: null, lng: null, referer: "", variant: null, trigger: "link", visitor: null });
+  });
 
   it("a batch stored twice (COPY refused, then the idempotent insert) is stored and rolled up once", async () => {
     const rows = await Promise.all([0, 1, 2].map((i) => enrichVisit(visit("sto00001", i), "none")));
