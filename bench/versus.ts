@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import { apiRequest, runLoad, slugRequest, summary, type LoadResult } from "./load";
-import { cpuMs, root, startServer, type Server } from "./server";
+import { cpuMs, postgresCpuMs, root, startServer, type Server } from "./server";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 
 const env = process.env;
@@ -83,33 +83,47 @@ async function setUp(side: Side, admin: postgres.Sql) {
   await create(side.reader, 100);
 }
 
-type Figures = { rps: number; p50: number; p99: number; cpu: number };
-const measure = (r: LoadResult, cpu: number): Figures => {
+type Figures = { rps: number; p50: number; p99: number; cpu: number; pg: number };
+const measure = (r: LoadResult, cpu: number, pg: number): Figures => {
   const s = summary(r.latenciesMs);
-  return { rps: r.requests / r.seconds, p50: s.p50, p99: s.p99, cpu: cpu / r.requests };
+  return { rps: r.requests / r.seconds, p50: s.p50, p99: s.p99, cpu: cpu / r.requests, pg: pg / r.requests };
 };
+
+/** Until the side's buffered clicks are written (its `clicks_buffered` gauge is 0), at most 60 s; at once when it has no such gauge. */
+async function clicksWritten(redirectPort: number) {
+  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+    const text = await fetch(`http://127.0.0.1:${redirectPort}/_/metrics`).then((r) => r.text());
+    const m = /^clicks_buffered (\d+)$/m.exec(text);
+    if (!m || m[1] === "0") return;
+  }
+}
 
 /** One round of each workload against one side. */
 async function round(side: Side): Promise<Record<string, Figures>> {
   const server = side.server!;
   const out: Record<string, Figures> = {};
-  const timed = async (what: string, run: () => Promise<LoadResult>) => {
-    const c0 = cpuMs(server.child.pid!);
+  // CPU over the load and, for redirects, until their clicks are written: storing them is part of a redirect's cost.
+  const timed = async (what: string, run: () => Promise<LoadResult>, settle?: () => Promise<void>) => {
+    const [c0, pg0] = [cpuMs(server.child.pid!), postgresCpuMs()];
     const r = await run();
+    await settle?.();
     const bad = [...r.statuses.keys()].filter((s) => s >= 400);
     if (bad.length || r.errors) throw new Error(`${side.name} ${what}: statuses ${JSON.stringify(Object.fromEntries(r.statuses))}, errors ${r.errors}`);
-    out[what] = measure(r, cpuMs(server.child.pid!) - c0);
+    out[what] = measure(r, cpuMs(server.child.pid!) - c0, postgresCpuMs() - pg0);
   };
   const redirectHost = `127.0.0.1:${server.redirectPort}`;
   const appHost = `127.0.0.1:${server.appPort}`;
-  await timed("redirect", () =>
-    runLoad({
-      host: "127.0.0.1",
-      port: server.redirectPort,
-      connections: CONNECTIONS,
-      seconds: SECONDS,
-      request: slugRequest(redirectHost, side.slugs, PEOPLE.windowsChrome),
-    }),
+  await timed(
+    "redirect",
+    () =>
+      runLoad({
+        host: "127.0.0.1",
+        port: server.redirectPort,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        request: slugRequest(redirectHost, side.slugs, PEOPLE.windowsChrome),
+      }),
+    () => clicksWritten(server.redirectPort),
   );
   await timed("GET /links", () =>
     runLoad({
@@ -165,11 +179,13 @@ async function main() {
       process.stdout.write(`round ${r + 1}/${ROUNDS} done\n`);
     }
     const workloads = Object.keys(results.get(sides[0])![0]);
-    console.log(`\n| workload | side | req/s | p50 ms | p99 ms | server CPU ms/request |\n|---|---|---|---|---|---|`);
+    console.log(`\n| workload | side | req/s | p50 ms | p99 ms | CPU ms/request: server, PostgreSQL |\n|---|---|---|---|---|---|`);
     const med = (s: Side, w: string, k: keyof Figures) => median(results.get(s)!.map((x) => x[w][k]));
     for (const w of workloads) {
       for (const s of sides)
-        console.log(`| ${w} | ${s.name} | ${f(med(s, w, "rps"))} | ${f(med(s, w, "p50"), 2)} | ${f(med(s, w, "p99"), 2)} | ${f(med(s, w, "cpu"), 3)} |`);
+        console.log(
+          `| ${w} | ${s.name} | ${f(med(s, w, "rps"))} | ${f(med(s, w, "p50"), 2)} | ${f(med(s, w, "p99"), 2)} | ${f(med(s, w, "cpu"), 3)}, ${f(med(s, w, "pg"), 3)} |`,
+        );
       const ratio = med(sides[1], w, "rps") / med(sides[0], w, "rps");
       console.log(`| ${w} | after / before | ${f(ratio, 2)}× | | | |`);
     }
