@@ -9,7 +9,8 @@
 // Every answer stays what the walk gives (db/drizzle-is.test.ts); a value without a prototype, on which
 // the walk threw, is no entity.
 //
-// Exact text, so another version of drizzle-orm stops the install here instead of running unmended.
+// Exact text, so another version of drizzle-orm stops the install here instead of running unmended
+// (docs/decisions/024-dependencies-mended-in-place.md).
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
