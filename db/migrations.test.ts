@@ -116,3 +116,20 @@ it("every migration is applied to a database migrated before it: the journal's t
   const late = journal.entries.filter((e, i) => i > 0 && e.when <= journal.entries[i - 1].when).map((e) => e.tag);
   expect(late).toEqual([]);
 });
+
+it("stored idempotent answers keep their status and body when the column becomes json, and a new answer keeps its members' order", async () => {
+  await withDatabaseBefore("0021_idempotent_answer_text", async (q, migrateAll) => {
+    const row = (id: string, body: string) => `('${id}', 'w:ws000001', 'key-${id}', 'f', 'done', 201, '${body}', 1, 1)`;
+    const columns = `(id, scope, key, fingerprint, state, status, body, created_at, lease_until)`;
+    await q(`INSERT INTO idempotency_keys ${columns} VALUES ${row("ik000001", '{"ok": true, "data": {"id": "lk000001", "slug": "abcd"}}')}`);
+    await migrateAll();
+    expect(await q(`SELECT status, body::text AS body FROM idempotency_keys WHERE id = 'ik000001'`)).toEqual([
+      { status: 201, body: '{"ok": true, "data": {"id": "lk000001", "slug": "abcd"}}' },
+    ]);
+    // jsonb orders members by length, then bytes: "slug" would come before "short_url" and "id" first.
+    await q(`INSERT INTO idempotency_keys ${columns} VALUES ${row("ik000002", '{"ok":true,"data":{"slug":"abcd","short_url":"x","id":"lk000002"}}')}`);
+    expect(await q(`SELECT body::text AS body FROM idempotency_keys WHERE id = 'ik000002'`)).toEqual([
+      { body: '{"ok":true,"data":{"slug":"abcd","short_url":"x","id":"lk000002"}}' },
+    ]);
+  });
+}, 120_000);

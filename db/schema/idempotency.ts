@@ -1,4 +1,4 @@
-import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, index, integer, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 
@@ -17,9 +17,9 @@ export const idempotencyKeys = pgTable(
     /** SHA-256 of the procedure and its input: the same key with another body is refused. */
     fingerprint: text("fingerprint").notNull(),
     state: text("state", { enum: ["running", "done"] }).notNull(),
-    /** The stored answer (state `done`): its HTTP status and body. */
+    /** The stored answer (state `done`): its HTTP status and body, as json (not jsonb), so a replay keeps the order of its members. */
     status: integer("status"),
-    body: jsonb("body"),
+    body: json("body"),
     createdAt: ms("created_at").notNull(),
     /** Until when a running row's instance holds it. */
     leaseUntil: ms("lease_until").notNull(),

@@ -80,6 +80,26 @@ describe("Idempotency-Key on POST /links", () => {
     expect(await linksOf(u.workspaceId)).toEqual([{ id: first.json.id }]);
   });
 
+  it("a replayed answer is the first answer's bytes, members in the same order, on either instance, for one link and a bulk", async () => {
+    const u = await user();
+    const key = newKey();
+    const body = { url: uniqueUrl(), title: "A title", tags: ["b", "a"], forward_query: true };
+    const first = await post(a, "/links", body, { ...u.auth, "idempotency-key": key });
+    expect(first.status).toBe(201);
+    for (const i of [a, b]) {
+      const again = await post(i, "/links", body, { ...u.auth, "idempotency-key": key });
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.status).toBe(201);
+      expect(again.text).toBe(first.text);
+    }
+    const bulkKey = newKey();
+    const bulk = { links: [{ url: uniqueUrl() }, { url: "not a url" }] };
+    const firstBulk = await post(a, "/links/bulk", bulk, { ...u.auth, "idempotency-key": bulkKey });
+    const againBulk = await post(b, "/links/bulk", bulk, { ...u.auth, "idempotency-key": bulkKey });
+    expect(againBulk.headers.get("idempotent-replayed")).toBe("true");
+    expect([againBulk.status, againBulk.text]).toEqual([firstBulk.status, firstBulk.text]);
+  });
+
   it("the same key with another body answers 422 IDEMPOTENCY_KEY_REUSED and creates nothing", async () => {
     const u = await user();
     const key = newKey();
