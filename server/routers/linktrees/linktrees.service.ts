@@ -99,6 +99,12 @@ type ItemRow = {
   updatedAt: number;
 };
 
+// The look is stored as jsonb, which keeps an object's members in an order of its own (by length): the
+// answer lists them in the documented order, the same whatever the database read back.
+const COLOR_MEMBERS = ["background", "text", "button", "button_text"] as const;
+const orderedColors = (c: LinktreeColors): LinktreeColors => Object.fromEntries(COLOR_MEMBERS.filter((k) => c[k] !== undefined).map((k) => [k, c[k]]));
+const orderedSocials = (s: LinktreeSocial[]) => s.map(({ platform, url }) => ({ platform, url })) as LinktreeDto["socials"];
+
 /** The Linktree answer; `domainName` is the name of the branded domain it is on, if any. */
 const toTreeDto = (r: TreeRow, domainName?: string | null): LinktreeDto => ({
   id: r.id,
@@ -108,9 +114,9 @@ const toTreeDto = (r: TreeRow, domainName?: string | null): LinktreeDto => ({
   avatar_url: r.avatarUrl,
   published: r.published,
   ...(r.theme ? { theme: r.theme } : {}),
-  ...(r.colors && Object.keys(r.colors).length ? { colors: r.colors } : {}),
+  ...(r.colors && Object.keys(r.colors).length ? { colors: orderedColors(r.colors) } : {}),
   ...(r.buttonStyle ? { button_style: r.buttonStyle } : {}),
-  ...(r.socials?.length ? { socials: r.socials as LinktreeDto["socials"] } : {}),
+  ...(r.socials?.length ? { socials: orderedSocials(r.socials) } : {}),
   ...(r.domainId && domainName ? { domain: domainName } : {}),
   created_at: r.createdAt,
   updated_at: r.updatedAt,

@@ -76,6 +76,19 @@ describe("look members on POST and PATCH /linktrees", () => {
     expect(listed).toMatchObject({ theme: "dark", colors: { button: "#0b3d91" } });
   });
 
+  it("answers colors and socials with their members in the documented order, however they were sent", async () => {
+    const tree = await newTree({
+      colors: { button_text: "#ffffff", button: "#0b3d91", text: "#111111", background: "#fafafa" },
+      socials: [{ url: "https://github.com/ana", platform: "github" }],
+    });
+    const expected = '"colors":{"background":"#fafafa","text":"#111111","button":"#0b3d91","button_text":"#ffffff"}';
+    const socials = '"socials":[{"platform":"github","url":"https://github.com/ana"}]';
+    for (const r of [await req("GET", `/linktrees/${tree.id}`), await patch(tree.id, { title: "Look again" })]) {
+      expect(r.text).toContain(expected);
+      expect(r.text).toContain(socials);
+    }
+  });
+
   it.each(THEMES)("accepts the theme %s", async (theme) => {
     expect((await newTree({ theme })).theme).toBe(theme);
   });
