@@ -22,7 +22,7 @@ import { newLinkId } from "../server/lib/ids";
 import { createUserWithWorkspace } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { percentile, runLoad, slugRequest, type LoadResult } from "./load";
-import { cpuMs, root, startServer, type Server } from "./server";
+import { clicksWritten, cpuMs, root, startServer, type Server } from "./server";
 
 const env = process.env;
 const LINKS = Number(env.BENCH_HEALTH_LINKS ?? 100_000);
@@ -64,17 +64,6 @@ async function startDestinations() {
 
 /** Host `h`'s address: 127.10.0.1, 127.10.1.1, … (h in 0..65535). */
 const hostAddress = (h: number) => `127.${10 + (h >> 8)}.${h & 255}.1`;
-
-/** Waits until the service has written its buffered clicks (/_/metrics), so a round's leftovers do not slow the next. */
-async function clicksWritten(redirectPort: number) {
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    const text = await fetch(`http://127.0.0.1:${redirectPort}/_/metrics`).then((r) => r.text());
-    if (Number(/^clicks_buffered (\d+)$/m.exec(text)?.[1]) === 0) return;
-    await sleep(50);
-  }
-  throw new Error("the service's clicks were not written within 60 s of the round");
-}
 
 const rps = (rs: LoadResult[]) => rs.reduce((s, r) => s + r.requests, 0) / rs.reduce((s, r) => s + r.seconds, 0);
 

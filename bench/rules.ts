@@ -19,7 +19,7 @@ import { links } from "../db/schema";
 import { newLinkId } from "../server/lib/ids";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { percentile, runLoad, type LoadResult } from "./load";
-import { cpuMs, root, startServer, type Server } from "./server";
+import { clicksWritten, cpuMs, root, startServer, type Server } from "./server";
 
 const env = process.env;
 const ROUNDS = Number(env.BENCH_ROUNDS ?? 6);
@@ -46,16 +46,6 @@ const visit = (host: string, prefix: string) => {
     `GET /${prefix}-${(Math.random() * N) | 0}?utm_source=news&utm_medium=mail HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: ${PEOPLE.windowsChrome}\r\n` +
     `Accept: */*\r\nAccept-Language: ${LANGUAGES[i++ % 2]}\r\nConnection: keep-alive\r\n\r\n`;
 };
-
-async function clicksWritten(redirectPort: number) {
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    const text = await fetch(`http://127.0.0.1:${redirectPort}/_/metrics`).then((r) => r.text());
-    if (Number(/^clicks_buffered (\d+)$/m.exec(text)?.[1]) === 0) return;
-    await sleep(50);
-  }
-  throw new Error("the service's clicks were not written within 60 s of the round");
-}
 
 const rps = (rs: LoadResult[]) => rs.reduce((s, r) => s + r.requests, 0) / rs.reduce((s, r) => s + r.seconds, 0);
 const redirects = (rs: LoadResult[]) => rs.reduce((s, r) => s + (r.statuses.get(301) ?? 0) + (r.statuses.get(302) ?? 0), 0);

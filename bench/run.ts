@@ -32,7 +32,7 @@ import { createUserWithWorkspace, issueToken } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { apiRequest, percentile, runLoad, slugRequest, summary, type LoadResult } from "./load";
 import { NAMESPACE, analyze, isFreeSlot, seedClicks, seedSlugNamespace, slugOf } from "./seed";
-import { cpuMs, postgresCpuMs, root, freePort, samplePeak, startServer, type Server } from "./server";
+import { clicksWritten, cpuMs, postgresCpuMs, root, freePort, samplePeak, startServer, type Server } from "./server";
 import { benchIngest, benchSlugs } from "./sections";
 import { benchImportCli, benchImportServer } from "./import";
 import { benchHealth } from "./health";
@@ -103,18 +103,10 @@ type Target = { port: number; host: string; settle?: () => Promise<string>; pid?
  * and how long they took: a writer that falls behind flatters the service's own round instead
  * (its work is put off until after it).
  */
-const clicksWritten = (redirectPort: number) => async () => {
-  const started = Date.now();
-  const until = started + 60_000;
-  let left: number | undefined;
-  while (Date.now() < until) {
-    const text = await fetch(`http://127.0.0.1:${redirectPort}/_/metrics`).then((r) => r.text());
-    const buffered = Number(/^clicks_buffered (\d+)$/m.exec(text)?.[1]);
-    left ??= buffered;
-    if (buffered === 0) return `  clicks left at the round's end ${f(left)}, written ${f(Date.now() - started)} ms after it`;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("the service's clicks were not written within 60 s of the round");
+const settleClicks = (redirectPort: number) => async () => {
+  const w = await clicksWritten(redirectPort);
+  if (!w) throw new Error("the service has no clicks_buffered gauge at /_/metrics");
+  return `  clicks left at the round's end ${f(w.left)}, written ${f(w.ms)} ms after it`;
 };
 
 /**
@@ -326,8 +318,8 @@ async function main() {
         const { warm, totals } = await alternate(
           {
             bare: { port: bare.port, host: `127.0.0.1:${bare.port}` },
-            app: { port: app.redirectPort, host: `127.0.0.1:${app.redirectPort}`, settle: clicksWritten(app.redirectPort), pid: app.child.pid },
-            brand: { port: app.redirectPort, host: BRAND, settle: clicksWritten(app.redirectPort), pid: app.child.pid },
+            app: { port: app.redirectPort, host: `127.0.0.1:${app.redirectPort}`, settle: settleClicks(app.redirectPort), pid: app.child.pid },
+            brand: { port: app.redirectPort, host: BRAND, settle: settleClicks(app.redirectPort), pid: app.child.pid },
           },
           slugs,
           { bare: 2, app: 3, brand: 3 },
@@ -383,7 +375,7 @@ async function main() {
       const { warm, totals } = await alternate(
         {
           bare: { port: bare.port, host: `127.0.0.1:${bare.port}` },
-          app: { port: app.redirectPort, host: `127.0.0.1:${app.redirectPort}`, settle: clicksWritten(app.redirectPort) },
+          app: { port: app.redirectPort, host: `127.0.0.1:${app.redirectPort}`, settle: settleClicks(app.redirectPort) },
         },
         slugs,
         { bare: 2, app: 3 },
@@ -640,7 +632,7 @@ async function benchOgFlood(database: Database, databaseUrl: string, dataDir: st
   let stopFlooder = () => {};
   try {
     const redirectHost = `127.0.0.1:${app.redirectPort}`;
-    const settle = clicksWritten(app.redirectPort);
+    const settle = settleClicks(app.redirectPort);
     const redirects = (seconds: number) =>
       runLoad({ host: "127.0.0.1", port: app.redirectPort, connections: CONNECTIONS, seconds, request: slugRequest(redirectHost, slugs, UA) });
     const flooder = fork(

@@ -136,3 +136,23 @@ export function postgresCpuMs(): number {
   }
   return total;
 }
+
+/**
+ * Waits until the service has written the clicks it buffered (`clicks_buffered` 0 at /_/metrics), so a
+ * round's leftovers neither slow the next round nor go uncounted; at most 60 s. Answers how many were
+ * buffered when it started and how long they took, or undefined at once from a server without the
+ * gauge (an earlier revision).
+ */
+export async function clicksWritten(redirectPort: number): Promise<{ left: number; ms: number } | undefined> {
+  const started = Date.now();
+  let left: number | undefined;
+  while (Date.now() < started + 60_000) {
+    const text = await fetch(`http://127.0.0.1:${redirectPort}/_/metrics`).then((r) => r.text());
+    const m = /^clicks_buffered (\d+)$/m.exec(text);
+    if (!m) return undefined;
+    left ??= Number(m[1]);
+    if (m[1] === "0") return { left, ms: Date.now() - started };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("the service's clicks were not written within 60 s of the round");
+}

@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import { apiRequest, runLoad, slugRequest, summary, type LoadResult } from "./load";
-import { cpuMs, postgresCpuMs, root, startServer, type Server } from "./server";
+import { clicksWritten, cpuMs, postgresCpuMs, root, startServer, type Server } from "./server";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 
 const env = process.env;
@@ -89,21 +89,12 @@ const measure = (r: LoadResult, cpu: number, pg: number): Figures => {
   return { rps: r.requests / r.seconds, p50: s.p50, p99: s.p99, cpu: cpu / r.requests, pg: pg / r.requests };
 };
 
-/** Until the side's buffered clicks are written (its `clicks_buffered` gauge is 0), at most 60 s; at once when it has no such gauge. */
-async function clicksWritten(redirectPort: number) {
-  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
-    const text = await fetch(`http://127.0.0.1:${redirectPort}/_/metrics`).then((r) => r.text());
-    const m = /^clicks_buffered (\d+)$/m.exec(text);
-    if (!m || m[1] === "0") return;
-  }
-}
-
 /** One round of each workload against one side. */
 async function round(side: Side): Promise<Record<string, Figures>> {
   const server = side.server!;
   const out: Record<string, Figures> = {};
   // CPU over the load and, for redirects, until their clicks are written: storing them is part of a redirect's cost.
-  const timed = async (what: string, run: () => Promise<LoadResult>, settle?: () => Promise<void>) => {
+  const timed = async (what: string, run: () => Promise<LoadResult>, settle?: () => Promise<unknown>) => {
     const [c0, pg0] = [cpuMs(server.child.pid!), postgresCpuMs()];
     const r = await run();
     await settle?.();

@@ -39,15 +39,7 @@ const after = `  ${MARK}
 }
 const isAnswers = new WeakMap();
 function isOfKind(proto, kind) {
-  let cls = proto.constructor;
-  if (cls) {
-    while (cls) {
-      if (entityKind in cls && cls[entityKind] === kind) {
-        return true;
-      }
-      cls = Object.getPrototypeOf(cls);
-    }
-  }
+  for (let cls = proto.constructor; cls; cls = Object.getPrototypeOf(cls)) if (entityKind in cls && cls[entityKind] === kind) return true;
   return false;
 }
 `;
