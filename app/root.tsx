@@ -46,6 +46,11 @@ const TZ_SCRIPT = `try{document.cookie="tz="+encodeURIComponent(Intl.DateTimeFor
 
 export function Layout({ children }: { children: React.ReactNode }) {
   const nonce = useNonce();
+  // Marks the page as hydrated once React has committed: until then a key or click may reach the
+  // browser's own form handling, so browser tests (and anyone scripting the dashboard) wait for it.
+  useEffect(() => {
+    document.documentElement.dataset.hydrated = "true";
+  }, []);
   return (
     <html lang="en">
       <head>

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cli, codeFor, invitationLink, launch, newPage, shot, signIn, startServer, USER_AGENT, type Server } from "./harness";
+import { cli, codeFor, hydrated, invitationLink, launch, newPage, shot, signIn, startServer, USER_AGENT, type Server } from "./harness";
 
 // Every screen of the dashboard through axe-core, signed out and signed in, with an empty account
 // and with a full one, at desktop and at phone width: a serious or critical violation fails.
@@ -111,15 +111,21 @@ describe("keyboard alone", () => {
     };
     const focused = (sel: string) => page.evaluate((s) => document.activeElement?.matches(s) ?? false, sel);
 
-    // Hydrated first: an Enter pressed mid-hydration could send the form twice (two codes, the first void).
-    const hydrated = () => page.waitForFunction(() => "__remixRouter" in window);
+    // Hydrated first (React committed, not merely the router created): an Enter pressed before goes
+    // to the browser's own submission, and the step the test then types into can be replaced by it.
+    // Every POST and its answer is kept for the failure message.
+    const posts: string[] = [];
+    page.on("response", (r) => {
+      if (r.request().method() === "POST") posts.push(`${r.status()} ${r.url()} (${r.request().resourceType()})`);
+    });
     await page.goto(`${server.appUrl}/login`);
-    await hydrated();
+    await hydrated(page);
     const started = Date.now();
     await tabTo(() => focused("input[type=email]"), "the e-mail field");
     await page.keyboard.type(keysEmail);
     await page.keyboard.press("Enter");
     await page.getByLabel("Code").waitFor();
+    await hydrated(page);
     await tabTo(() => focused("input[name=code]"), "the code field");
     const code = await codeFor(server.dataDir, keysEmail, started);
     // Keys typed while the step is still settling (focus moving to the autofocused field) can be
@@ -132,9 +138,13 @@ describe("keyboard alone", () => {
       await page.keyboard.type(code);
     }
     expect(await codeField.inputValue()).toBe(code);
+    // The button is disabled while a navigation is pending, and Enter then submits nothing.
+    await page.getByRole("button", { name: "Sign in", exact: true }).and(page.locator(":enabled")).waitFor();
     await page.keyboard.press("Enter");
     await page.waitForURL(/\/links/).catch(async (e) => {
-      throw new Error(`${String(e)}\n${await page.locator("main").textContent()}`);
+      throw new Error(
+        `${String(e)}\n${await page.locator("main").textContent()}\nPOSTs: ${posts.join("; ")}; focus on ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))}`,
+      );
     });
 
     // The phone menu: Tab to its button, Enter opens it (aria-expanded), Tab reaches its links.
@@ -151,6 +161,7 @@ describe("keyboard alone", () => {
 
     // A new link: the form filled and sent with keys only.
     await page.goto(`${server.appUrl}/links/new`);
+    await hydrated(page);
     await tabTo(
       () => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.labels?.[0]?.textContent?.includes("Destination URL") ?? false),
       "Destination URL",

@@ -77,6 +77,9 @@ export async function newPage(ctx: BrowserContext): Promise<Page & { problems: s
   return page;
 }
 
+/** Waits until the page's React tree has committed (the root layout marks <html>): keys pressed before can reach the browser's own form submission instead of the page's. */
+export const hydrated = (page: Page) => page.locator("html[data-hydrated]").waitFor({ state: "attached" });
+
 /** The sign-in code: the only 6-digit number in the newest outbox mail to `email`. */
 export async function codeFor(dataDir: string, email: string, after: number): Promise<string> {
   const dir = path.join(dataDir, "outbox");
