@@ -40,105 +40,132 @@ export type Announcement = { channel: string; prefix: string; sent(keys: string[
  * find each other by a heartbeat on ACK_CHANNEL; alone (one process, PGlite) nothing is awaited.
  * Plain payloads (a key without acknowledgement) are still honoured.
  */
-export async function createInvalidation(o: {
+export async function createInvalidation(o: InvalidationOptions): Promise<Invalidation> {
+  const invalidation = new ConfirmedInvalidation(o);
+  await invalidation.start();
+  return invalidation;
+}
+
+type InvalidationOptions = {
   database: Database;
   channel: string;
   log: Logger;
   drop(key: string): void;
   /** The listener (re)subscribed: what was sent meanwhile is lost, so drop everything. */
   reset(): void;
-}): Promise<Invalidation> {
-  const id = randomBytes(6).toString("hex");
-  const peers = new Map<string, number>();
-  const waiting = new Map<number, { missing: Set<string>; done(): void }>();
-  let seq = 0;
-  let unconfirmed = false;
+};
 
-  const send = (channel: string, payload: string) => o.database.notify(channel, payload);
-  const onChange = (payload: string) => {
-    if (!payload.startsWith(CONFIRMED)) return o.drop(payload);
+class ConfirmedInvalidation implements Invalidation {
+  /** This instance's name in payloads and acknowledgements. */
+  private readonly id = randomBytes(6).toString("hex");
+  /** Other instances, by when they were last heard from. */
+  private readonly peers = new Map<string, number>();
+  /** Writes waiting for acknowledgements, by number. */
+  private readonly waiting = new Map<number, { missing: Set<string>; done(): void }>();
+  private seq = 0;
+  /** Whether the last settled write missed an acknowledgement (logged once per change). */
+  private unconfirmed = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly o: InvalidationOptions) {}
+
+  async start(): Promise<void> {
+    await this.o.database.listen(this.o.channel, (payload) => this.onChange(payload), this.o.reset);
+    await this.o.database.listen(ACK_CHANNEL, (payload) => this.onAck(payload));
+    await this.hello();
+    this.timer = setInterval(() => void this.hello(), HEARTBEAT_MS);
+    this.timer.unref();
+  }
+
+  async invalidate(keys: string[]): Promise<void> {
+    if (!keys.length) return;
+    for (const key of keys) this.o.drop(key);
+    const { n, confirmed } = this.expectAcks();
+    const chunks = chunk(keys);
+    try {
+      for (const [i, c] of chunks.entries())
+        await this.send(this.o.channel, `${CONFIRMED}${this.id} ${n} ${i === chunks.length - 1 ? 1 : 0} ${JSON.stringify(c)}`);
+    } catch (e) {
+      // Other instances then miss this invalidation; their entries still expire by TTL.
+      this.waiting.get(n)?.done();
+      this.o.log.warn({ err: e }, "cache invalidation notify failed");
+      return;
+    }
+    await this.settle(confirmed);
+  }
+
+  announce(): Announcement {
+    const { n, confirmed } = this.expectAcks();
+    return {
+      channel: this.o.channel,
+      prefix: `${CONFIRMED}${this.id} ${n} 1 `,
+      sent: async (keys) => {
+        for (const key of keys) this.o.drop(key);
+        await this.settle(confirmed);
+      },
+      unsent: () => this.waiting.get(n)?.done(),
+    };
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    for (const w of [...this.waiting.values()]) w.done();
+    this.send(ACK_CHANNEL, `bye ${this.id}`).catch(() => {});
+  }
+
+  private send(channel: string, payload: string): Promise<void> {
+    return this.o.database.notify(channel, payload);
+  }
+
+  private hello(): Promise<void> {
+    return this.send(ACK_CHANNEL, `hello ${this.id}`).catch(() => {});
+  }
+
+  private onChange(payload: string): void {
+    if (!payload.startsWith(CONFIRMED)) return this.o.drop(payload);
     // CONFIRMED <from> <seq> <last: 0|1> <keys as JSON>
     const [from, n, last] = payload.slice(1).split(" ", 3);
     const keys = JSON.parse(payload.slice(1 + from.length + n.length + last.length + 3)) as string[];
-    for (const key of keys) o.drop(key);
+    for (const key of keys) this.o.drop(key);
     // Chunks of one write arrive in order: acknowledging the last confirms them all.
-    if (from !== id && last === "1") send(ACK_CHANNEL, `ack ${from} ${n} ${id}`).catch(() => {});
-  };
-  const onAck = (payload: string) => {
+    if (from !== this.id && last === "1") this.send(ACK_CHANNEL, `ack ${from} ${n} ${this.id}`).catch(() => {});
+  }
+
+  private onAck(payload: string): void {
     const [kind, a, n, by] = payload.split(" ");
-    if (kind === "hello" && a !== id) peers.set(a, Date.now());
-    if (kind === "bye") peers.delete(a);
-    if (kind === "ack" && a === id) {
-      peers.set(by, Date.now());
-      const w = waiting.get(Number(n));
+    if (kind === "hello" && a !== this.id) this.peers.set(a, Date.now());
+    if (kind === "bye") this.peers.delete(a);
+    if (kind === "ack" && a === this.id) {
+      this.peers.set(by, Date.now());
+      const w = this.waiting.get(Number(n));
       w?.missing.delete(by);
       if (w && !w.missing.size) w.done();
     }
-  };
-  await o.database.listen(o.channel, onChange, o.reset);
-  await o.database.listen(ACK_CHANNEL, onAck);
-  const hello = () => send(ACK_CHANNEL, `hello ${id}`).catch(() => {});
-  await hello();
-  const timer = setInterval(hello, HEARTBEAT_MS);
-  timer.unref();
+  }
 
   /** A new write's number, and what resolves once every live instance acknowledged it (or the timeout). */
-  const expectAcks = () => {
+  private expectAcks(): { n: number; confirmed: Promise<boolean> } {
     const now = Date.now();
-    const live = [...peers].filter(([, seen]) => now - seen < PEER_TTL_MS).map(([peer]) => peer);
-    const n = ++seq;
+    const live = [...this.peers].filter(([, seen]) => now - seen < PEER_TTL_MS).map(([peer]) => peer);
+    const n = ++this.seq;
     const confirmed = live.length
       ? new Promise<boolean>((resolve) => {
-          const timeout = setTimeout(() => (waiting.delete(n), resolve(false)), ACK_TIMEOUT_MS);
-          waiting.set(n, { missing: new Set(live), done: () => (clearTimeout(timeout), waiting.delete(n), resolve(true)) });
+          const timeout = setTimeout(() => (this.waiting.delete(n), resolve(false)), ACK_TIMEOUT_MS);
+          this.waiting.set(n, { missing: new Set(live), done: () => (clearTimeout(timeout), this.waiting.delete(n), resolve(true)) });
         })
       : Promise.resolve(true);
     return { n, confirmed };
-  };
-  const settle = async (confirmed: Promise<boolean>) => {
+  }
+
+  private async settle(confirmed: Promise<boolean>): Promise<void> {
     const ok = await confirmed;
     // One line per change of state, not per write.
-    if (ok === unconfirmed) {
-      unconfirmed = !ok;
-      if (ok) o.log.info("cache invalidations are confirmed by every instance again");
-      else o.log.warn({ timeoutMs: ACK_TIMEOUT_MS }, "an instance did not confirm a cache invalidation in time; its entries expire by TTL");
+    if (ok === this.unconfirmed) {
+      this.unconfirmed = !ok;
+      if (ok) this.o.log.info("cache invalidations are confirmed by every instance again");
+      else this.o.log.warn({ timeoutMs: ACK_TIMEOUT_MS }, "an instance did not confirm a cache invalidation in time; its entries expire by TTL");
     }
-  };
-
-  return {
-    async invalidate(keys) {
-      if (!keys.length) return;
-      for (const key of keys) o.drop(key);
-      const { n, confirmed } = expectAcks();
-      const chunks = chunk(keys);
-      try {
-        for (const [i, c] of chunks.entries()) await send(o.channel, `${CONFIRMED}${id} ${n} ${i === chunks.length - 1 ? 1 : 0} ${JSON.stringify(c)}`);
-      } catch (e) {
-        // Other instances then miss this invalidation; their entries still expire by TTL.
-        waiting.get(n)?.done();
-        o.log.warn({ err: e }, "cache invalidation notify failed");
-        return;
-      }
-      await settle(confirmed);
-    },
-    announce() {
-      const { n, confirmed } = expectAcks();
-      return {
-        channel: o.channel,
-        prefix: `${CONFIRMED}${id} ${n} 1 `,
-        async sent(keys) {
-          for (const key of keys) o.drop(key);
-          await settle(confirmed);
-        },
-        unsent: () => waiting.get(n)?.done(),
-      };
-    },
-    close() {
-      clearInterval(timer);
-      for (const w of [...waiting.values()]) w.done();
-      send(ACK_CHANNEL, `bye ${id}`).catch(() => {});
-    },
-  };
+  }
 }
 
 /** Keys in groups whose JSON fits one NOTIFY payload. */

@@ -89,90 +89,104 @@ export type HealthScheduler = {
  * schedule survives restarts, and leases keep several instances from checking one link together.
  * About once a minute it also sends the daily broken-links digests that are due.
  */
-export function startHealthChecks(
-  app: Pick<AppServices, "config" | "db" | "log" | "mail" | "metrics">,
-  opts: { pollMs?: number; prober?: Prober } = {},
-): HealthScheduler {
+export function startHealthChecks(app: SchedulerDeps, opts: { pollMs?: number; prober?: Prober } = {}): HealthScheduler {
   if (app.config.linkHealthChecks === false) return { kick() {}, stop: async () => {} };
-  const pollMs = opts.pollMs ?? 5000;
-  const prober = opts.prober ?? sharedProber;
-  let stopping = false;
-  let wake: (() => void) | null = null;
-  let swept = 0;
-  const inFlight = new Set<Promise<void>>();
-  const kick = () => wake?.();
-  const gauge = loadGauge(app.metrics);
+  return new Scheduler(app, opts.pollMs ?? 5000, opts.prober ?? sharedProber);
+}
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        if (wake === done) wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      wake = done;
-    });
+type SchedulerDeps = Pick<AppServices, "config" | "db" | "log" | "mail" | "metrics">;
 
-  /** Claims up to `n` due checks and starts them; returns how many were claimed. */
-  async function claimAndStart(n: number): Promise<number> {
-    const ids = await claimDueChecks(app.db, n, Date.now());
-    if (!ids.length) return 0;
-    const rows = await app.db.select().from(links).where(inArray(links.id, ids));
-    for (const link of rows) {
-      const check: Promise<void> = checkLink(app, link, prober)
-        .then(() => undefined)
-        .catch((e: unknown) => {
-          if (!stopping) app.log.error({ err: e, link: link.id }, "health check failed");
-        })
-        .finally(() => inFlight.delete(check));
-      inFlight.add(check);
-    }
-    return ids.length;
+class Scheduler implements HealthScheduler {
+  private stopping = false;
+  /** Ends the current nap early (set while the loop sleeps). */
+  private wake: (() => void) | null = null;
+  /** When the last sweep (and digest round) ran. */
+  private swept = 0;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly gauge: ReturnType<typeof loadGauge>;
+  private readonly loop: Promise<void>;
+
+  constructor(
+    private readonly app: SchedulerDeps,
+    private readonly pollMs: number,
+    private readonly prober: Prober,
+  ) {
+    this.gauge = loadGauge(app.metrics);
+    this.loop = this.run();
   }
 
-  /** One round: the sweep and digests when due, then as many checks as there is room for. Whether more may be due than were claimed. */
-  async function round(): Promise<{ more: boolean; pace: number }> {
-    const now = Date.now();
-    if (now - swept >= SWEEP_MS) {
-      await sweepHealthRows(app.db, now);
-      swept = now;
-      await sendHealthDigests(app, now);
-    }
-    // Visits first: a few checks at a time and a second, the rest once the burst is over.
-    if (gauge.busy()) return { more: inFlight.size >= BUSY_IN_FLIGHT || (await claimAndStart(1)) === 1, pace: 1000 / BUSY_RATE };
-    const room = IN_FLIGHT - inFlight.size;
-    return { more: room < BATCH || (await claimAndStart(room)) === room, pace: 0 };
+  kick(): void {
+    this.wake?.();
   }
 
-  const loop = (async () => {
-    while (!stopping) {
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.gauge.stop();
+    this.wake?.();
+    await Promise.race([Promise.all([this.loop, ...this.inFlight]), new Promise((r) => setTimeout(r, 5000).unref())]);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
       // When more may be due than were claimed, wait only for room, not for the next poll.
       let more = false;
       let pace = 0;
       try {
-        ({ more, pace } = await round());
+        ({ more, pace } = await this.round());
       } catch (e) {
-        if (!isDatabaseUnavailable(e) && !stopping) app.log.error({ err: e }, "health checks");
+        if (!isDatabaseUnavailable(e) && !this.stopping) this.app.log.error({ err: e }, "health checks");
       }
-      if (stopping) break;
-      if (!more) await sleep(pollMs);
-      else if (pace) await sleep(pace);
-      else if (inFlight.size >= IN_FLIGHT - BATCH) {
-        const napping = sleep(pollMs);
-        await Promise.race([...inFlight, napping]);
-        kick(); // ends the nap if a check finished first
+      if (this.stopping) break;
+      if (!more) await this.sleep(this.pollMs);
+      else if (pace) await this.sleep(pace);
+      else if (this.inFlight.size >= IN_FLIGHT - BATCH) {
+        const napping = this.sleep(this.pollMs);
+        await Promise.race([...this.inFlight, napping]);
+        this.kick(); // ends the nap if a check finished first
       }
     }
-  })();
+  }
 
-  return {
-    kick,
-    async stop() {
-      stopping = true;
-      gauge.stop();
-      wake?.();
-      await Promise.race([Promise.all([loop, ...inFlight]), new Promise((r) => setTimeout(r, 5000).unref())]);
-    },
-  };
+  /** One round: the sweep and digests when due, then as many checks as there is room for. Whether more may be due than were claimed. */
+  private async round(): Promise<{ more: boolean; pace: number }> {
+    const now = Date.now();
+    if (now - this.swept >= SWEEP_MS) {
+      await sweepHealthRows(this.app.db, now);
+      this.swept = now;
+      await sendHealthDigests(this.app, now);
+    }
+    // Visits first: a few checks at a time and a second, the rest once the burst is over.
+    if (this.gauge.busy()) return { more: this.inFlight.size >= BUSY_IN_FLIGHT || (await this.claimAndStart(1)) === 1, pace: 1000 / BUSY_RATE };
+    const room = IN_FLIGHT - this.inFlight.size;
+    return { more: room < BATCH || (await this.claimAndStart(room)) === room, pace: 0 };
+  }
+
+  /** Claims up to `n` due checks and starts them; returns how many were claimed. */
+  private async claimAndStart(n: number): Promise<number> {
+    const ids = await claimDueChecks(this.app.db, n, Date.now());
+    if (!ids.length) return 0;
+    const rows = await this.app.db.select().from(links).where(inArray(links.id, ids));
+    for (const link of rows) {
+      const check: Promise<void> = checkLink(this.app, link, this.prober)
+        .then(() => undefined)
+        .catch((e: unknown) => {
+          if (!this.stopping) this.app.log.error({ err: e, link: link.id }, "health check failed");
+        })
+        .finally(() => this.inFlight.delete(check));
+      this.inFlight.add(check);
+    }
+    return ids.length;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.wake === done) this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
 }
