@@ -64,10 +64,11 @@ describe(`npm run cli while the server runs (${process.env.DATABASE_URL ? "Postg
     const account = await http(`${t.api}/account`, { headers: { authorization: `Bearer ${r.json.token}` } });
     expect(account.status).toBe(200);
     expect(account.json.user.email).toBe(email);
-    // Free plan: a second live token is refused with the API's code.
+    // Free plan: a second live token is refused with the API's code, and a sentence a person can act on.
     const again = await cli(["token:create", "--email", email], env);
     expect(again.code).toBe(1);
     expect(again.json.error).toBe("TOKEN_LIMIT_REACHED");
+    expect(again.json.message).toMatch(/one live token.*Revoke/);
   }, 60_000);
 
   it("token:create --scopes makes a token limited to those scopes; absent, the token has every scope", async () => {

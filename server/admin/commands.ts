@@ -5,6 +5,7 @@ import { migrate, type Database, type Db, type DbOrTx } from "../../db/client";
 import { importJobs, users } from "../../db/schema";
 import { parseConfig, type Config } from "../config";
 import { AppError, isUniqueViolation, type ErrorCode } from "../domain/errors";
+import { messageFor } from "../domain/error-messages";
 import { SCOPES, isScope, type Scope } from "../domain/scopes";
 import { createUserWithWorkspace, normalizeEmail } from "../lib/users";
 import { emailSchema } from "../routers/account/account.schema";
@@ -268,10 +269,10 @@ async function importStatus(db: DbOrTx, id: string | undefined): Promise<ImportJ
   return getImportJob(db, job.workspaceId, id);
 }
 
-/** Domain errors (e.g. TOKEN_LIMIT_REACHED) keep their code; anything else is a plain failure. */
+/** Domain errors (e.g. TOKEN_LIMIT_REACHED) keep their code, with the sentence for it when they carry none; anything else is a plain failure. */
 export function commandFailure(e: unknown): { error: string; message: string } {
   if (e instanceof CommandError) return { error: e.code, message: e.message };
-  if (e instanceof AppError) return { error: e.publicCode, message: e.message };
+  if (e instanceof AppError) return { error: e.publicCode, message: e.message === e.publicCode ? messageFor(e.publicCode) : e.message };
   if (e instanceof OperatorError) return { error: e.code, message: e.message };
   return { error: "INTERNAL_ERROR", message: e instanceof Error ? e.message : String(e) };
 }

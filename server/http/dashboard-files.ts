@@ -10,7 +10,7 @@ import { createCaller } from "../routers";
 import { exportLinksCsv } from "../routers/imports/export";
 import { createContextInner, type Actor, type Context } from "../trpc/context";
 import { parseRange, rangeQuery } from "../../app/lib/analytics";
-import { messageFor } from "../../app/lib/messages";
+import { messageFor } from "../domain/error-messages";
 import { sendError } from "./rest";
 
 /**
