@@ -20,6 +20,9 @@ const PG_SERVER = process.env.FAULTS_PG_URL ?? "postgres://postgres@127.0.0.1:54
 const REDIS = process.env.FAULTS_REDIS_URL ?? "redis://127.0.0.1:6379";
 const haproxy = ensureHaproxy();
 if (!haproxy.ok) console.warn(`haproxy.fault.ts skipped: ${haproxy.why}`);
+// Installed here, before any connection is open: the install blocks the event loop for as long as apt
+// takes, and a kept-alive connection HAProxy closed meanwhile would be reused before its close is read.
+const caddy = haproxy.ok ? ensurePackage("caddy") : haproxy;
 
 const portOf = (url: string) => Number(new URL(url).port);
 const UA = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0" };
@@ -58,6 +61,50 @@ async function redirectsServed(inst: Instance): Promise<number> {
   return [...text.matchAll(/^redirects_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
 }
 const visit = (base: string, slug: string) => fetch(`${base}/${slug}`, { redirect: "manual", headers: UA });
+
+/** API load through HAProxy beside the redirects: listings and creations, two at a time; `stop` answers every status seen (0: no answer). */
+function apiLoad(auth: Record<string, string>) {
+  const statuses: number[] = [];
+  let running = true;
+  const loops = Array.from({ length: 2 }, async (_, k) => {
+    for (let i = 0; running; i++) {
+      const req =
+        i % 4 === 0
+          ? fetch(`${lb.app}/api/links`, { method: "POST", headers: auth, body: JSON.stringify({ url: `https://example.com/api-${k}-${i}` }) })
+          : fetch(`${lb.app}/api/links`, { headers: auth });
+      statuses.push(await req.then(async (r) => (await r.arrayBuffer(), r.status)).catch(() => 0));
+    }
+  });
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return statuses;
+    },
+  };
+}
+
+/**
+ * One step of a rolling restart: SIGTERM to instance `i`, which drains (health says 503 while it still
+ * answers, so HAProxy's checks, 500 ms apart, two failures, take it out and its redirect count stops
+ * growing before it closes), exits 0, and is started again on the same ports.
+ */
+async function drainAndRestart(inst: Instance, i: number): Promise<Instance> {
+  await sleep(1500);
+  const before = await redirectsServed(inst);
+  inst.proc.kill("SIGTERM");
+  for (let n = 0; n < 20 && (await fetch(`${inst.redirect}/_/health`)).status !== 503; n++) await sleep(50);
+  expect((await fetch(`${inst.redirect}/_/health`)).status, "health while draining").toBe(503);
+  await sleep(2000); // two failed checks 500 ms apart, with room for a busy machine
+  const out = await redirectsServed(inst);
+  await sleep(500);
+  expect(await redirectsServed(inst), "no redirect reaches a draining instance once HAProxy took it out").toBe(out);
+  expect(out, "it served load until then").toBeGreaterThan(before);
+  expect(await inst.exited, inst.output.join("").slice(-2000)).toBe(0);
+  const again = await startInstance(env(i), { app: portOf(inst.appUrl), redirect: portOf(inst.redirect) });
+  await sleep(2000); // HAProxy's `rise 2`, checks 500 ms apart
+  return again;
+}
 
 describe.skipIf(!haproxy.ok)("two instances behind HAProxy", () => {
   it("a link created through one instance redirects on the other, directly and through HAProxy", async () => {
@@ -107,7 +154,6 @@ describe.skipIf(!haproxy.ok)("two instances behind HAProxy", () => {
   });
 
   it("deploy/Caddyfile sends the dashboard to HAProxy's app frontend, the redirect and branded domains to its redirect frontend", async () => {
-    const caddy = ensurePackage("caddy");
     if (!caddy.ok) return console.warn(`Caddyfile check skipped: ${caddy.why}`);
     const env = {
       ...process.env,
@@ -154,43 +200,12 @@ describe.skipIf(!haproxy.ok)("two instances behind HAProxy", () => {
       links.map((l) => l.slug),
       8,
     );
-    // API load alongside: listings and creations, two at a time.
-    const api: number[] = [];
-    let apiRunning = true;
-    const apiLoops = Array.from({ length: 2 }, async (_, k) => {
-      for (let i = 0; apiRunning; i++) {
-        const req =
-          i % 4 === 0
-            ? fetch(`${lb.app}/api/links`, { method: "POST", headers: auth, body: JSON.stringify({ url: `https://example.com/api-${k}-${i}` }) })
-            : fetch(`${lb.app}/api/links`, { headers: auth });
-        api.push(await req.then(async (r) => (await r.arrayBuffer(), r.status)).catch(() => 0));
-      }
-    });
-
-    const restart = async (inst: Instance, i: number) => {
-      await sleep(1500);
-      const before = await redirectsServed(inst);
-      inst.proc.kill("SIGTERM");
-      // Draining: health says 503 while the instance still answers; HAProxy's checks (500 ms apart,
-      // two failures) take it out, so its redirect count stops growing before it closes.
-      for (let i = 0; i < 20 && (await fetch(`${inst.redirect}/_/health`)).status !== 503; i++) await sleep(50);
-      expect((await fetch(`${inst.redirect}/_/health`)).status, "health while draining").toBe(503);
-      await sleep(2000); // two failed checks 500 ms apart, with room for a busy machine
-      const out = await redirectsServed(inst);
-      await sleep(500);
-      expect(await redirectsServed(inst), "no redirect reaches a draining instance once HAProxy took it out").toBe(out);
-      expect(out, "it served load until then").toBeGreaterThan(before);
-      expect(await inst.exited, inst.output.join("").slice(-2000)).toBe(0);
-      const again = await startInstance(env(i), { app: portOf(inst.appUrl), redirect: portOf(inst.redirect) });
-      await sleep(2000); // HAProxy's `rise 2`, checks 500 ms apart
-      return again;
-    };
-    a = await restart(a, 0);
-    b = await restart(b, 1);
+    const api = apiLoad(auth);
+    a = await drainAndRestart(a, 0);
+    b = await drainAndRestart(b, 1);
     await sleep(1000);
     const result = await load.stop();
-    apiRunning = false;
-    await Promise.all(apiLoops);
+    const apiStatuses = await api.stop();
     // Both stop (flushing their clicks) before the count.
     for (const inst of [a, b]) expect(await inst.stop()).toBe(0);
 
@@ -201,15 +216,15 @@ describe.skipIf(!haproxy.ok)("two instances behind HAProxy", () => {
       answered: result.answered.get(l.slug) ?? 0,
       stored: tallies.clicks.get(l.id) ?? 0,
     }));
-    const apiStatuses = Object.fromEntries([...new Set(api)].map((s) => [s, api.filter((x) => x === s).length]));
+    const tally = Object.fromEntries([...new Set(apiStatuses)].map((s) => [s, apiStatuses.filter((x) => x === s).length]));
     console.log(
-      `rolling restart: redirects ${JSON.stringify(figures)}; connection errors ${result.errors}; other statuses ${JSON.stringify([...result.other])}; API ${JSON.stringify(apiStatuses)}`,
+      `rolling restart: redirects ${JSON.stringify(figures)}; connection errors ${result.errors}; other statuses ${JSON.stringify([...result.other])}; API ${JSON.stringify(tally)}`,
     );
     expect(result.errors, "redirects without an answer").toBe(0);
     expect([...result.other], "redirects answered other than 301/302").toEqual([]);
     expect(total(result.answered)).toBeGreaterThan(100);
     expect(
-      api.filter((s) => s !== 200 && s !== 201),
+      apiStatuses.filter((s) => s !== 200 && s !== 201),
       "API requests not answered 200/201",
     ).toEqual([]);
     for (const f of figures) expect(f.stored, `${f.slug}: every answered redirect's click is stored, once`).toBe(f.answered);

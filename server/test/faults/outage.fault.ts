@@ -56,6 +56,64 @@ const timed = async <T>(p: Promise<T>) => {
   return { value, ms: Date.now() - started };
 };
 
+type Load = ReturnType<typeof redirectLoad>;
+type ApiAnswer = { status: number; retryAfter: string | null; body: string; ms: number };
+
+/** Stops PostgreSQL for OUTAGE_MS and polls the API, the health check and the spill folder every 2 s meanwhile. */
+async function observeOutage(server: Instance, dataDir: string, load: Load, slugs: string[]) {
+  ctl("stop");
+  const stoppedAt = Date.now();
+  const beforeOutage = { ...Object.fromEntries(load.result.answered) };
+  const spoolSeen: number[] = [];
+  const apiAnswers: ApiAnswer[] = [];
+  const healthAnswers: { status: number; body: string }[] = [];
+  while (Date.now() - stoppedAt < OUTAGE_MS) {
+    const api = await timed(
+      fetch(`${server.api}/links`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ url: "https://example.com/during" }),
+      }),
+    );
+    apiAnswers.push({ status: api.value.status, retryAfter: api.value.headers.get("retry-after"), body: await api.value.text(), ms: api.ms });
+    const health = await fetch(`${server.redirect}/_/health`);
+    healthAnswers.push({ status: health.status, body: await health.text() });
+    spoolSeen.push(spoolFiles(dataDir).length);
+    await sleep(2000);
+  }
+  const duringOutage = Object.fromEntries(slugs.map((s) => [s, (load.result.answered.get(s) ?? 0) - (beforeOutage[s] ?? 0)]));
+  return { duringOutage, otherDuring: Object.fromEntries(load.result.other), spoolSeen, apiAnswers, healthAnswers };
+}
+
+const spoolFiles = (dataDir: string) => (existsSync(path.join(dataDir, "click-spool")) ? readdirSync(path.join(dataDir, "click-spool")) : []);
+
+/** Starts PostgreSQL again, waits until the API creates links again and the answered clicks are stored, and stops the load. */
+async function recover(server: Instance, links: { id: string; slug: string }[], load: Load, databaseUrl: string) {
+  ctl("start");
+  let back = 0;
+  for (let i = 0; i < 60 && back !== 201; i++) {
+    back = (await postJson(`${server.api}/links`, { url: "https://example.com/after" })).status;
+    if (back !== 201) await sleep(1000);
+  }
+  const result = await load.stop();
+  for (let i = 0; i < 60; i++) {
+    const stored = await clickCounts({ databaseUrl });
+    if (links.every((l) => (stored.get(l.id) ?? 0) >= (result.answered.get(l.slug) ?? 0))) break;
+    await sleep(1000);
+  }
+  return { back, result };
+}
+
+/** The server's own answer times of the API's 503s before `until` (the test process also drives the load, so its clock is busy). */
+const serverAnswerMs = (server: Instance, until: number) =>
+  server.output
+    .join("")
+    .split("\n")
+    .filter((l) => l.includes('"msg":"request"') && l.includes('"path":"/links"') && l.includes('"status":503'))
+    .map((l) => JSON.parse(l) as { ms: number; time: number })
+    .filter((l) => l.time < until)
+    .map((l) => l.ms);
+
 describe("PostgreSQL outage under redirect load", () => {
   it("cached links redirect, clicks spill to DATA_DIR and are all written after; API 503 + Retry-After; health degraded", async () => {
     const db = await freshPostgresDatabase(SERVER);
@@ -68,86 +126,40 @@ describe("PostgreSQL outage under redirect load", () => {
     const load = redirectLoad(() => inst!.redirect, slugs, 8);
     await sleep(1500);
 
-    ctl("stop");
-    const stoppedAt = Date.now();
-    const beforeOutage = { ...Object.fromEntries(load.result.answered) };
-    const spoolSeen: number[] = [];
-    const apiAnswers: { status: number; retryAfter: string | null; body: string; ms: number }[] = [];
-    const healthAnswers: { status: number; body: string }[] = [];
-    while (Date.now() - stoppedAt < OUTAGE_MS) {
-      const api = await timed(
-        fetch(`${inst.api}/links`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ url: "https://example.com/during" }),
-        }),
-      );
-      apiAnswers.push({ status: api.value.status, retryAfter: api.value.headers.get("retry-after"), body: await api.value.text(), ms: api.ms });
-      const health = await fetch(`${inst.redirect}/_/health`);
-      healthAnswers.push({ status: health.status, body: await health.text() });
-      const spool = path.join(dataDir, "click-spool");
-      spoolSeen.push(existsSync(spool) ? readdirSync(spool).length : 0);
-      await sleep(2000);
-    }
-    const duringOutage = Object.fromEntries(slugs.map((s) => [s, (load.result.answered.get(s) ?? 0) - (beforeOutage[s] ?? 0)]));
-    const otherDuring = Object.fromEntries(load.result.other);
+    const outage = await observeOutage(inst, dataDir, load, slugs);
     // The API calls made during the outage are the ones logged before this (the retries below may be 503 too).
     const restartedAt = Date.now();
-    ctl("start");
-
-    // After the return: the API works again, and every answered click reaches the database.
-    let back = 0;
-    for (let i = 0; i < 60 && back !== 201; i++) {
-      back = (await postJson(`${inst.api}/links`, { url: "https://example.com/after" })).status;
-      if (back !== 201) await sleep(1000);
-    }
-    const result = await load.stop();
-    let stored = new Map<string, number>();
-    for (let i = 0; i < 60; i++) {
-      stored = await clickCounts({ databaseUrl: db.url });
-      if (links.every((l) => (stored.get(l.id) ?? 0) >= (result.answered.get(l.slug) ?? 0))) break;
-      await sleep(1000);
-    }
-    // The server's own answer times (the test process also drives the load, so its clock is busy).
-    const serverMs = inst.output
-      .join("")
-      .split("\n")
-      .filter((l) => l.includes('"msg":"request"') && l.includes('"path":"/links"') && l.includes('"status":503'))
-      .map((l) => JSON.parse(l) as { ms: number; time: number })
-      .filter((l) => l.time < restartedAt)
-      .map((l) => l.ms);
+    const { back, result } = await recover(inst, links, load, db.url);
+    const serverMs = serverAnswerMs(inst, restartedAt);
     // The writer may still be reading spill files back: let it finish before the final tally.
-    const spoolLeft = () => (existsSync(path.join(dataDir, "click-spool")) ? readdirSync(path.join(dataDir, "click-spool")) : []);
-    for (let i = 0; i < 30 && spoolLeft().length; i++) await sleep(1000);
+    for (let i = 0; i < 30 && spoolFiles(dataDir).length; i++) await sleep(1000);
     const tallies = await clickTallies({ databaseUrl: db.url });
-    stored = tallies.clicks;
-    const rollups = tallies.rollups;
     const figures = links.map((l) => ({
       slug: l.slug,
       sent: result.sent.get(l.slug) ?? 0,
       answered: result.answered.get(l.slug) ?? 0,
-      stored: stored.get(l.id) ?? 0,
-      rollup: rollups.get(l.id) ?? 0,
-      duringOutage: duringOutage[l.slug],
+      stored: tallies.clicks.get(l.id) ?? 0,
+      rollup: tallies.rollups.get(l.id) ?? 0,
+      duringOutage: outage.duringOutage[l.slug],
     }));
     console.log(
-      `outage ${OUTAGE_MS} ms: ${JSON.stringify(figures)}; spool files seen ${JSON.stringify(spoolSeen)}; API ${JSON.stringify(apiAnswers.map((a) => [a.status, a.ms]))} (server ms ${JSON.stringify(serverMs)}); ` +
-        `other statuses during ${JSON.stringify(otherDuring)}; connection errors ${result.errors}`,
+      `outage ${OUTAGE_MS} ms: ${JSON.stringify(figures)}; spool files seen ${JSON.stringify(outage.spoolSeen)}; API ${JSON.stringify(outage.apiAnswers.map((a) => [a.status, a.ms]))} (server ms ${JSON.stringify(serverMs)}); ` +
+        `other statuses during ${JSON.stringify(outage.otherDuring)}; connection errors ${result.errors}`,
     );
 
     expect(back, "API answers again after the outage").toBe(201);
     for (const f of figures) expect(f.duringOutage, `${f.slug}: cached link kept redirecting`).toBeGreaterThan(20);
-    expect(otherDuring, "no 5xx for cached links").toEqual({});
-    expect(Math.max(...spoolSeen), "clicks spilled to DATA_DIR beyond the memory bound").toBeGreaterThan(0);
-    for (const a of apiAnswers) {
+    expect(outage.otherDuring, "no 5xx for cached links").toEqual({});
+    expect(Math.max(...outage.spoolSeen), "clicks spilled to DATA_DIR beyond the memory bound").toBeGreaterThan(0);
+    for (const a of outage.apiAnswers) {
       expect(a.status, a.body).toBe(503);
       expect(JSON.parse(a.body)).toEqual({ error: "SERVICE_UNAVAILABLE" });
       expect(Number(a.retryAfter), "Retry-After").toBeGreaterThan(0);
       expect(a.ms, "answered, not hung (client side, generous: the test process is busy with the load)").toBeLessThan(30_000);
     }
-    expect(serverMs.length).toBe(apiAnswers.length);
+    expect(serverMs.length).toBe(outage.apiAnswers.length);
     for (const ms of serverMs) expect(ms, "503 quickly (server side)").toBeLessThan(5_000);
-    for (const h of healthAnswers) {
+    for (const h of outage.healthAnswers) {
       expect(h.status).toBe(503);
       expect(JSON.parse(h.body).status).toBe("degraded");
     }
@@ -156,7 +168,7 @@ describe("PostgreSQL outage under redirect load", () => {
       expect(f.stored, `${f.slug}: none twice`).toBeLessThanOrEqual(f.sent);
       expect(f.rollup, `${f.slug}: hourly rollups count each stored click once`).toBe(f.stored);
     }
-    expect(existsSync(path.join(dataDir, "click-spool")) ? readdirSync(path.join(dataDir, "click-spool")) : [], "spill files removed once written").toEqual([]);
+    expect(spoolFiles(dataDir), "spill files removed once written").toEqual([]);
     // No secret-shaped value in what the server logged through the outage (errors carry SQL parameters).
     expect(inst.output.join("")).not.toMatch(/tok_[0-9A-Za-z]{32}|scrypt\$\d+\$/);
     expect(await inst.stop(), "stops cleanly after the outage").toBe(0);
