@@ -6,7 +6,9 @@
 // own CLI, and the same links, made through its own POST /links; the rounds then alternate sides,
 // the order swapped each round, and every figure is the median of the rounds.
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres),
-// BENCH_ROUNDS (5), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000).
+// BENCH_ROUNDS (5), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000), BENCH_WORKLOADS
+// (`redirect`: only the redirects), BENCH_PROFILE (a folder: each side's server writes a CPU profile
+// under its name there, for `node --cpu-prof`'s viewers).
 import { execFileSync, execSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
@@ -51,7 +53,8 @@ async function setUp(side: Side, admin: postgres.Sql) {
   const name = new URL(side.db).pathname.slice(1);
   await admin.unsafe(`create database "${name}"`);
   side.dataDir = mkdtempSync(path.join(os.tmpdir(), "versus-"));
-  side.server = await startServer(env, { dataDir: side.dataDir, databaseUrl: side.db, cwd: side.dir });
+  const profileDir = env.BENCH_PROFILE ? path.join(env.BENCH_PROFILE, side.name.split(" ")[0]) : undefined;
+  side.server = await startServer(env, { dataDir: side.dataDir, databaseUrl: side.db, cwd: side.dir, profileDir });
   // Pro plan: 10,000 token calls an hour, enough for the set-up and every round.
   const token = (who: string) => {
     cli(side, ["user:create", "--email", `${who}@versus.test`, "--plan", "pro"]);
@@ -116,6 +119,7 @@ async function round(side: Side): Promise<Record<string, Figures>> {
       }),
     () => clicksWritten(server.redirectPort),
   );
+  if (env.BENCH_WORKLOADS === "redirect") return out;
   await timed("GET /links", () =>
     runLoad({
       host: "127.0.0.1",

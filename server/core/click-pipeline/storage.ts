@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Database, Db } from "../../../db/client";
 import { isDatabaseUnavailable } from "../../domain/errors";
 import { clickJson, isoOf } from "../webhook-outbox";
-import { summaryCtes } from "./summary";
+import { dayValueCounts, dayValuesOfClicks, dayValuesOfCounts, summaryCtes } from "./summary";
 import type { ClickRecord } from "./types";
 
 /** A click as a row of `clicks`, keyed by column name (for json_populate_recordset). */
@@ -90,7 +90,7 @@ export async function insertClicks(db: Db, rows: ClickRecord[], withEvents?: boo
       with ins as (
         insert into clicks select * from json_populate_recordset(null::clicks, ${json}::json)
         on conflict do nothing returning link_id, "timestamp", country, visitor, city, device, platform, browser, referer, rule, trigger
-      ), ${sql.raw(summaryCtes("ins", INSERTED))}
+      ), ${sql.raw(summaryCtes("ins", dayValuesOfClicks(INSERTED)))}
       insert into click_rollups (link_id, hour, count)
       select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2 order by 1, 2
       on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count`);
@@ -104,7 +104,7 @@ export async function insertClicks(db: Db, rows: ClickRecord[], withEvents?: boo
       insert into click_rollups (link_id, hour, count)
       select link_id, ("timestamp" / 3600000) * 3600000, count(*)::int from ins group by 1, 2 order by 1, 2
       on conflict (link_id, hour) do update set count = click_rollups.count + excluded.count
-    ), ${sql.raw(summaryCtes("ins", INSERTED))}
+    ), ${sql.raw(summaryCtes("ins", dayValuesOfClicks(INSERTED)))}
     ${sql.raw(deliveriesOf("ins", clickJson("c")))}`);
 }
 
@@ -158,7 +158,6 @@ const COPIED_CLICK = `(select ${clickJson("k")} from clicks k where k.link_id = 
 export async function copyClicks(database: Pick<Database, "copyThen">, rows: ClickRecord[], withEvents = false): Promise<void> {
   const lines = new Array<string>(rows.length);
   const hours = new Map<string, { link_id: string; hour: number; count: number }>();
-  const alike = new Map<string, Record<string, string | number | null> & { n: number }>();
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];
     lines[i] = csvLine(r);
@@ -167,26 +166,6 @@ export async function copyClicks(database: Pick<Database, "copyThen">, rows: Cli
     const h = hours.get(key);
     if (h) h.count++;
     else hours.set(key, { link_id: r.linkId, hour, count: 1 });
-    // The clicks alike in what the per-day counts rank, counted once: a burst repeats a few.
-    const day = Math.floor(r.timestamp / 86_400_000) * 86_400_000;
-    const trigger = r.trigger ?? "link";
-    const same = `${r.linkId}\u0001${day}\u0001${r.country}\u0001${r.city}\u0001${r.device}\u0001${r.platform}\u0001${r.browser}\u0001${r.referer}\u0001${r.rule}\u0001${trigger}`;
-    const a = alike.get(same);
-    if (a) a.n++;
-    else
-      alike.set(same, {
-        link_id: r.linkId,
-        timestamp: day,
-        country: r.country,
-        city: r.city,
-        device: r.device,
-        platform: r.platform,
-        browser: r.browser,
-        referer: r.referer,
-        rule: r.rule,
-        trigger,
-        n: 1,
-      });
   }
   const rollups = `insert into click_rollups (link_id, hour, count)
       select link_id, hour, count from json_populate_recordset(null::click_rollups, $1::json) order by 1, 2
@@ -195,9 +174,8 @@ export async function copyClicks(database: Pick<Database, "copyThen">, rows: Cli
   // the webhook events, written in the COPY's transaction (every click of a COPY is new: it fails
   // whole otherwise).
   const keys = `unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[]) as c(link_id, ts, workspace_id, "timestamp", country, visitor)`;
-  const counted = `json_to_recordset($8::json) as a(link_id text, "timestamp" bigint, country text, city text, device text, platform text, browser text, referer text, rule text, trigger text, n int)`;
   await database.copyThen("clicks", CLICK_COLUMNS, lines.join("\n"), {
-    text: `with rollups as (${rollups}), ${summaryCtes(`(select * from ${keys})`, counted)} ${withEvents ? deliveriesOf(`(select * from ${keys})`, COPIED_CLICK) : "select 1"}`,
+    text: `with rollups as (${rollups}), src as materialized (select * from ${keys}), ${summaryCtes("src", dayValuesOfCounts("$8::json", "src"))} ${withEvents ? deliveriesOf("src", COPIED_CLICK) : "select 1"}`,
     params: [
       JSON.stringify([...hours.values()]),
       rows.map((r) => r.linkId),
@@ -206,7 +184,7 @@ export async function copyClicks(database: Pick<Database, "copyThen">, rows: Cli
       rows.map((r) => r.timestamp),
       rows.map((r) => r.country ?? null),
       rows.map((r) => r.visitor ?? null),
-      JSON.stringify([...alike.values()]),
+      dayValueCounts(rows),
     ],
   });
 }

@@ -2,6 +2,7 @@
 // the clicks a statement has just stored (never a click already there), so a retried batch or a
 // replayed spool counts nothing twice; the visitor tables are sets, so the visitor counts grow only
 // by keys new to their day.
+import type { ClickRecord } from "./types";
 
 /** The host of a referrer URL (SQL over the column `col`) in lower case, userinfo and port dropped; null without a referrer or when it is not a URL. */
 export const referrerHostOf = (col: string) => `lower(substring(${col} from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#:]+)'))`;
@@ -14,6 +15,71 @@ export const dayValueRows = (a: string) => `(values ('link', ${a}.link_id, ''), 
     ('city', coalesce(${a}.city, ''), coalesce(${a}.country, '')), ('device', ${a}.device, ''), ('os', coalesce(${a}.platform, ''), ''),
     ('browser', coalesce(${a}.browser, ''), ''), ('referrer_domain', coalesce(${referrerHostOf(`${a}.referer`)}, ''), ''),
     ('rule', ${a}.rule, ''), ('trigger', ${a}.trigger, ''))`;
+
+/**
+ * The per-day counts of a batch about to be stored, made as the batch is read (JSON for
+ * `dayValuesOfCounts`): the rows of `dayValueRows` summed per workspace (the click's, which is its
+ * link's: a link never changes workspace) and UTC day, the referrer still whole (SQL takes its host,
+ * in one place). A batch of varied visitors has about as many
+ * distinct attribute combinations as clicks; counted here, PostgreSQL upserts from a few hundred
+ * summed rows instead of exploding every click into nine.
+ */
+export function dayValueCounts(rows: readonly ClickRecord[]): string {
+  const days = new Map<string, { workspace: string; day: number; dims: Map<string, number>[] }>();
+  const bump = (m: Map<string, number>, value: string) => m.set(value, (m.get(value) ?? 0) + 1);
+  for (const r of rows) {
+    const day = Math.floor(r.timestamp / 86_400_000);
+    const at = `${r.workspaceId}\u0001${day}`;
+    let d = days.get(at);
+    if (!d) days.set(at, (d = { workspace: r.workspaceId, day, dims: COUNTED_DIMS.map(() => new Map()) }));
+    const [link, country, city, device, os, browser, referrer, rule, trigger] = d.dims;
+    bump(link, r.linkId);
+    bump(country, r.country ?? "");
+    bump(city, `${r.city ?? ""}\u0001${r.country ?? ""}`);
+    bump(device, r.device);
+    bump(os, r.platform ?? "");
+    bump(browser, r.browser ?? "");
+    bump(referrer, r.referer ?? "");
+    bump(rule, r.rule);
+    bump(trigger, r.trigger ?? "link");
+  }
+  const out: { w: string; d: number; k: string; v: string; t: string; n: number }[] = [];
+  for (const { workspace, day, dims } of days.values())
+    dims.forEach((m, i) => {
+      for (const [value, n] of m) {
+        const cut = i === CITY ? value.indexOf("\u0001") : -1;
+        out.push({ w: workspace, d: day, k: COUNTED_DIMS[i], v: cut < 0 ? value : value.slice(0, cut), t: cut < 0 ? "" : value.slice(cut + 1), n });
+      }
+    });
+  return JSON.stringify(out);
+}
+
+/** The dimensions of `dayValueRows`, in its order. */
+const COUNTED_DIMS = ["link", "country", "city", "device", "os", "browser", "referrer_domain", "rule", "trigger"] as const;
+const CITY = COUNTED_DIMS.indexOf("city");
+
+/**
+ * The per-day counts rows (workspace_id, day, dim, value, detail, n) for summaryCtes, from
+ * `dayValueCounts(…)` (the JSON parameter `json`), less the clicks among `source` whose link is
+ * not a short link (a linktree page's views, or a link no longer there), which the counting could
+ * not tell apart. Refers to summaryCtes' `lk`.
+ */
+export const dayValuesOfCounts = (json: string, source: string) => `
+    select a.w, a.d, a.k, case when a.k = 'referrer_domain' then coalesce(${referrerHostOf("a.v")}, '') else a.v end, a.t, a.n
+    from json_to_recordset(${json}) as a(w text, d int, k text, v text, t text, n int)
+    union all
+    select c.workspace_id, (c."timestamp" / 86400000)::int, v.dim, v.value, v.detail, -1
+    from ${source} s join clicks c on c.link_id = s.link_id and c.ts = s.ts
+    cross join lateral ${dayValueRows("c")} v(dim, value, detail)
+    where s.link_id not in (select link_id from lk)`;
+
+/**
+ * The same rows from the clicks themselves: `counted` has the clicks' columns and how many of the
+ * clicks just stored have them (`n`). Refers to summaryCtes' `lk`.
+ */
+export const dayValuesOfClicks = (counted: string) => `
+    select lk.workspace_id, (a."timestamp" / 86400000)::int, v.dim, v.value, v.detail, a.n
+    from ${counted} join lk on lk.link_id = a.link_id cross join lateral ${dayValueRows("a")} v(dim, value, detail)`;
 
 /** The per-day counts (click_day_values) of the clicks stored so far of the workspaces `where` selects (a condition on `l.workspace_id`). */
 export const dayValuesFromClicks = (where: string) => `
@@ -46,25 +112,25 @@ export const visitorHoursFromSets = (where: string) => `
 /**
  * Common table expressions (to follow `with` or a comma) that add the clicks of `source` to the
  * summaries. `source` has the columns `link_id`, `timestamp`, `country` and `visitor` of the clicks
- * just stored; `counted` has, for click_day_values, the columns `link_id`, `timestamp`, `country`,
- * `city`, `device`, `platform`, `browser`, `referer`, `rule` and `trigger` and how many of the
- * clicks just stored have them (`n`). The workspace is the link's, and linktree pages are left
- * out, as the workspace's analytics count them.
+ * just stored; `dayValues` is their per-day counts (`dayValuesOfCounts` or `dayValuesOfClicks`). The
+ * workspace is the link's, and linktree pages are left out, as the workspace's analytics count them:
+ * `lk` holds the short links among the clicks' links, each looked up once.
  *
  * A visitor key seen again in an hour it already clicked in changes nothing, and its row is not
  * rewritten (most clicks of a busy link are such repeats). Every upsert goes in key order, so two
  * writers storing clicks of the same visitors lock the rows they share in the same order instead
  * of deadlocking.
  */
-export const summaryCtes = (source: string, counted: string) => `
-  sb as (
-    select l.workspace_id, s."timestamp" as t, coalesce(s.country, '') as country, s.visitor
-    from ${source} s join links l on l.id = s.link_id and l.kind = 'link'
+export const summaryCtes = (source: string, dayValues: string) => `
+  lk as (
+    select l.id as link_id, l.workspace_id from links l where l.kind = 'link' and l.id in (select link_id from ${source})
+  ), sb as (
+    select lk.workspace_id, s."timestamp" as t, coalesce(s.country, '') as country, s.visitor
+    from ${source} s join lk on lk.link_id = s.link_id
   ), sx as (
     insert into click_day_values (workspace_id, day, dim, value, detail, clicks)
-    select l.workspace_id, (a."timestamp" / 86400000)::int, v.dim, v.value, v.detail, sum(a.n)::int
-    from ${counted} join links l on l.id = a.link_id and l.kind = 'link'
-    cross join lateral ${dayValueRows("a")} v(dim, value, detail) group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+    select workspace_id, day, dim, value, detail, sum(n)::int from (${dayValues}) x(workspace_id, day, dim, value, detail, n)
+    group by 1, 2, 3, 4, 5 having sum(n) > 0 order by 1, 2, 3, 4, 5
     on conflict (workspace_id, day, dim, value, detail) do update set clicks = click_day_values.clicks + excluded.clicks
   ), sh as (
     insert into click_hour_countries (workspace_id, hour, country, clicks)

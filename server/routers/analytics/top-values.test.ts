@@ -77,6 +77,7 @@ beforeAll(async () => {
   await storeClicks(t.app, batches[0]); // again: nothing new
   await insertClicks(t.app.db, [...batches[1].slice(0, 30), ...clicksOf(ids, from - D, span, 80, 50)]); // the insert: only the new ones count
   await storeClicks(t.app, clicksOf([page.id], from, to - from, 40, 3)); // a linktree page's views: left out
+  await storeClicks(t.app, [...clicksOf(ids, from - D, span, 60, 80), ...clicksOf([page.id], from - D, span, 30, 81)]); // and among a batch of clicks
   await Promise.all([0, 1, 2].map((i) => storeClicks(t.app, clicksOf(ids, from - D, span, 100, 60 + i))));
 });
 afterAll(() => t?.close());
