@@ -30,14 +30,13 @@ export function restOperations(): Operation[] {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  400: "Invalid input: `error` is VALIDATION_FAILED or a more specific code, `fields` names every failing input",
+  400: "Invalid input: `error` is VALIDATION_FAILED or a more specific code, `fields` names every failing input (`body` for a body that is not UTF-8 JSON sent as `application/json`)",
   401: "Missing, invalid or malformed credential",
   403: "Not allowed with this credential: INSUFFICIENT_SCOPE when an API token lacks the operation's scope, FORBIDDEN for a workspace viewer's write",
   404: "Not found, also for another workspace's records",
   405: "Method not allowed on this path",
   409: "Conflict with what is stored, or IDEMPOTENCY_KEY_IN_USE while the first request with the key still runs",
   413: "Body over 64 KiB",
-  415: "Body not sent as JSON (`Content-Type: application/json`), or in another charset or encoding",
   422: "The Idempotency-Key was used with another body within 24 hours",
   429: "Too many requests in the window; see Retry-After",
   500: "Unexpected failure",
@@ -182,11 +181,8 @@ function errorStatuses(op: Operation, o: OpenAPIV3.OperationObject): number[] {
   const s = new Set<number>([...(op.meta.errors ?? []), ...(SERVICE_STATUSES[op.procedurePath] ?? [])]);
   // Every operation reads a body or a query string, and a repeated or bracketed query parameter is a 400.
   s.add(400);
-  // A body is read on every POST and PATCH, also where none is expected: its size and type are checked first.
-  if (o.requestBody || ["POST", "PATCH", "PUT"].includes(op.method)) {
-    s.add(413);
-    s.add(415);
-  }
+  // A body is read on every POST and PATCH, also where none is expected: its size is checked first.
+  if (o.requestBody || ["POST", "PATCH", "PUT"].includes(op.method)) s.add(413);
   if (op.meta.openapi?.protect) {
     s.add(401);
     s.add(429); // per-token hourly limit

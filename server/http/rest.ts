@@ -122,7 +122,7 @@ function interceptResponse(req: RestRequest, res: Response, binary: boolean) {
   };
 }
 
-/** Content-Encodings a body may arrive in (the ones body-parser knows); anything else is a 415. */
+/** Content-Encodings a body may arrive in (the ones body-parser knows); anything else is a 400. */
 const DECODERS = new Map<string, (buf: Buffer, opts: zlib.ZlibOptions) => Promise<Buffer>>([
   ["gzip", promisify(zlib.gunzip)],
   ["x-gzip", promisify(zlib.gunzip)],
@@ -133,9 +133,9 @@ const bodyError = (message: string) => new AppError("VALIDATION_FAILED", { field
 
 /**
  * Reads a JSON body whatever its Content-Type says (trpc-openapi would silently drop
- * `application/json; charset=utf-8`): UTF-8 only (415 for another charset), identity, gzip or
- * deflate (415 for another encoding), at most MAX_BODY_BYTES before and after decoding. Empty:
- * undefined. Not JSON: 400. A member `__proto__` anywhere: 400 (later copies would make it the prototype).
+ * `application/json; charset=utf-8`): UTF-8 only, identity, gzip or deflate, at most MAX_BODY_BYTES
+ * before and after decoding. Empty: undefined. Another charset or encoding, or not JSON: 400
+ * VALIDATION_FAILED naming `body`, as for any body that is not JSON. A member `__proto__` anywhere: 400 (later copies would make it the prototype).
  * `batch`: the top-level members are tRPC batch indexes, not input names.
  */
 export async function readJson(req: IncomingMessage, opts: { batch?: boolean } = {}): Promise<unknown> {
@@ -145,9 +145,10 @@ export async function readJson(req: IncomingMessage, opts: { batch?: boolean } =
     .map((e) => e.trim())
     .filter((e) => e && e !== "identity");
   const decode = encodings.length ? DECODERS.get(encodings[0]) : undefined;
-  if (encodings.length > 1 || (encodings.length && !decode)) throw new AppError("UNSUPPORTED_MEDIA_TYPE");
+  if (encodings.length > 1 || (encodings.length && !decode))
+    throw bodyError(`cannot be read in Content-Encoding ${encodings.join(", ")}: send it as is, gzip or deflate`);
   const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(String(req.headers["content-type"] ?? ""))?.[1]?.toLowerCase();
-  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") throw new AppError("UNSUPPORTED_MEDIA_TYPE");
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") throw bodyError(`must be UTF-8 JSON, not charset ${charset}`);
 
   const declared = Number(req.headers["content-length"]);
   if (declared > MAX_BODY_BYTES) throw new AppError("PAYLOAD_TOO_LARGE");
@@ -225,15 +226,16 @@ const hasBody = (req: IncomingMessage) => req.headers["transfer-encoding"] !== u
 
 /**
  * The REST body: a JSON object or nothing. A body declared as anything but `application/json` (or
- * as nothing) is a 415: a form or `text/plain` post is one a browser sends from any site without a
- * preflight, and JSON needs one. No body at all needs no type (DELETE, POST /domains/{id}/verify).
+ * as nothing) is refused as not JSON (400 naming `body`, stored nothing): a form or `text/plain`
+ * post is one a browser sends from any site without a preflight, and JSON needs one. No body at all
+ * needs no type (DELETE, POST /domains/{id}/verify).
  */
 async function readJsonBody(req: Request): Promise<Record<string, unknown> | undefined> {
   const type = String(req.headers["content-type"] ?? "")
     .split(";")[0]
     .trim()
     .toLowerCase();
-  if (hasBody(req) && type !== "application/json") throw new AppError("UNSUPPORTED_MEDIA_TYPE");
+  if (hasBody(req) && type !== "application/json") throw bodyError(`must be JSON sent as Content-Type: application/json${type ? `, not ${type}` : ""}`);
   const value = await readJson(req);
   if (value === undefined) return undefined;
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw bodyError("must be a JSON object");

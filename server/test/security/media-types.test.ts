@@ -5,7 +5,7 @@ import { rowCounts } from "../fuzz/fuzz-kit";
 
 /**
  * REST bodies are JSON only: a body sent as text/plain, a form, or with no Content-Type at all is
- * refused with 415 UNSUPPORTED_MEDIA_TYPE and stores nothing (text/plain and forms are what a browser
+ * not a JSON body: refused with 400 VALIDATION_FAILED naming `body`, and stores nothing (text/plain and forms are what a browser
  * posts from any site without a preflight). A request with no body needs no Content-Type.
  */
 let t: TestServer;
@@ -30,7 +30,7 @@ const writes = () => [
 ];
 
 describe("request media types", () => {
-  it("a JSON body sent as anything but application/json answers 415 UNSUPPORTED_MEDIA_TYPE and stores nothing", async () => {
+  it("a JSON body sent as anything but application/json answers 400 VALIDATION_FAILED naming body, and stores nothing", async () => {
     expect(link.id && tree.id).toBeTruthy();
     const types: (string | undefined)[] = [
       "text/plain",
@@ -47,8 +47,8 @@ describe("request media types", () => {
         // A Uint8Array body makes fetch send no Content-Type of its own.
         const headers: Record<string, string> = { ...u.auth, ...(type ? { "content-type": type } : {}) };
         const r = await http(`${t.api}${w.path}`, { method: w.method, headers, body: new TextEncoder().encode(JSON.stringify(w.body)) });
-        expect(r.status, `${w.name} Content-Type ${type}: ${r.text}`).toBe(415);
-        expect(r.json).toEqual({ error: "UNSUPPORTED_MEDIA_TYPE" });
+        expect(r.status, `${w.name} Content-Type ${type}: ${r.text}`).toBe(400);
+        expect(r.json).toEqual({ error: "VALIDATION_FAILED", fields: { body: [expect.stringContaining("application/json")] } });
         expect(await rowCounts(t.app.db), `${w.name} ${type}: stored`).toBe(before);
         expect((await http(`${t.api}/links/${link.id}`, { headers: u.auth })).text, `${w.name} ${type}: changed`).toBe(snapshot);
       }
@@ -77,14 +77,14 @@ describe("request media types", () => {
     expect(empty.status, empty.text).toBe(404);
   });
 
-  it("/openapi.json declares 415 on every operation with a body, and 400 on GET /links", async () => {
+  it("/openapi.json declares 400 on every operation with a body, and on GET /links", async () => {
     const doc = (await http(`${t.api}/openapi.json`)).json as OpenAPIV3.Document;
     let withBody = 0;
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(item as Record<string, OpenAPIV3.OperationObject>)) {
         if (!op.requestBody) continue;
         withBody++;
-        expect(Object.keys(op.responses), `${method} ${path}`).toContain("415");
+        expect(Object.keys(op.responses), `${method} ${path}`).toContain("400");
       }
     }
     expect(withBody).toBeGreaterThan(5);

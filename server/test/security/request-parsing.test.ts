@@ -30,13 +30,13 @@ const send = (url: string, payload: string | Uint8Array, headers: Record<string,
   http(url, { method: "POST", headers: { ...u.auth, "content-type": "application/json", ...headers }, body: payload as BodyInit });
 
 describe("request bodies", () => {
-  it("a body in a charset other than UTF-8 answers 415 UNSUPPORTED_MEDIA_TYPE, never 500", async () => {
+  it("a body in a charset other than UTF-8 answers 400 VALIDATION_FAILED naming body, never 500", async () => {
     for (const tr of transports) {
       for (const charset of ["latin1", "ISO-8859-1", "utf-16", "windows-1252"]) {
         const before = await rowCounts(t.app.db);
         const r = await send(tr.url(), tr.wrap(body), { "content-type": `application/json; charset=${charset}` });
-        expect(r.status, `${tr.name} charset=${charset}: ${r.text}`).toBe(415);
-        expect(r.json).toEqual({ error: "UNSUPPORTED_MEDIA_TYPE" });
+        expect(r.status, `${tr.name} charset=${charset}: ${r.text}`).toBe(400);
+        expect(r.json).toEqual({ error: "VALIDATION_FAILED", fields: { body: [expect.stringContaining("UTF-8")] } });
         expect(await rowCounts(t.app.db)).toBe(before);
       }
       for (const charset of ["utf-8", "UTF-8", '"utf-8"']) {
@@ -46,13 +46,13 @@ describe("request bodies", () => {
     }
   });
 
-  it("an unsupported Content-Encoding answers 415 UNSUPPORTED_MEDIA_TYPE, never 500", async () => {
+  it("an unsupported Content-Encoding answers 400 VALIDATION_FAILED naming body, never 500", async () => {
     for (const tr of transports) {
       for (const encoding of ["br", "foo", "compress", "gzip, gzip", "constructor", "__proto__"]) {
         const before = await rowCounts(t.app.db);
         const r = await send(tr.url(), tr.wrap(body), { "content-encoding": encoding });
-        expect(r.status, `${tr.name} Content-Encoding: ${encoding}: ${r.text}`).toBe(415);
-        expect(r.json).toEqual({ error: "UNSUPPORTED_MEDIA_TYPE" });
+        expect(r.status, `${tr.name} Content-Encoding: ${encoding}: ${r.text}`).toBe(400);
+        expect(r.json).toEqual({ error: "VALIDATION_FAILED", fields: { body: [expect.stringContaining("Content-Encoding")] } });
         expect(await rowCounts(t.app.db)).toBe(before);
       }
     }
