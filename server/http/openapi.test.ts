@@ -192,6 +192,12 @@ describe("the API description", () => {
     expect(link.properties.password).toBeUndefined();
   });
 
+  it("a click's rule may be any rule the redirect decides by, language and variant included", () => {
+    const all = ["ios", "android", "geo", "language", "variant", "url", "expiration_url", "expired_404"];
+    for (const name of ["ClickEvent", "WorkspaceClickEvent"])
+      expect([...doc.components.schemas[name].properties.rule.enum].sort(), name).toEqual([...all].sort());
+  });
+
   it("gives every error answer the {error, fields} schema, named ErrorResponse (a type named Error would shadow JavaScript's)", () => {
     expect(doc.components.schemas.Error).toBeUndefined();
     expect(doc.components.schemas.ErrorResponse.required).toEqual(["error"]);

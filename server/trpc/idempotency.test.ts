@@ -132,6 +132,20 @@ describe("Idempotency-Key on POST /links", () => {
     expect(await linksOf(u.workspaceId)).toEqual([]);
   });
 
+  it("requests sent together with one key: one runs, the others answer 409 IDEMPOTENCY_KEY_IN_USE, not its answer once it is done", async () => {
+    const u = await user();
+    const key = newKey();
+    // A bulk of 100 takes long enough that the others arrive while it runs, also on the embedded database.
+    const body = { links: Array.from({ length: 100 }, () => ({ url: uniqueUrl() })) };
+    const answers = await Promise.all([0, 1, 2].map(() => post(a, "/links/bulk", body, { ...u.auth, "idempotency-key": key })));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409]);
+    for (const r of answers.filter((x) => x.status === 409)) expect(r.json).toEqual({ error: "IDEMPOTENCY_KEY_IN_USE" });
+    expect(await linksOf(u.workspaceId)).toHaveLength(100);
+    // Done: the key now answers the first answer again.
+    const again = await post(a, "/links/bulk", body, { ...u.auth, "idempotency-key": key });
+    expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+  });
+
   it("a running key whose lease ran out (its instance stopped) is taken over", async () => {
     const u = await user();
     const key = newKey();

@@ -90,8 +90,21 @@ function replay(ctx: Context, row: Row) {
   throw new AppError(code in ERROR_STATUS ? code : "VALIDATION_FAILED", { fields: stored.body.fields });
 }
 
-/** A key this request holds while it runs; `settleKey` stores its answer or frees it. */
-export type IdempotencyClaim = { id: string; successStatus: number };
+/** A key this request holds while it runs; `settleKey` stores its answer or frees it, `keyDone` ends it here. */
+export type IdempotencyClaim = { id: string; successStatus: number; here: string };
+
+/**
+ * The keys this process is running, with their input's fingerprint. The embedded database runs one
+ * statement at a time, so a second request's claim would wait for the first one's transaction and
+ * then find its answer (a replay, not the 409 of a key still running); checked first, it answers at
+ * once. Requests on other instances see each other through the running row.
+ */
+const runningHere = new Map<string, string>();
+
+/** The request holding the claim is over (answered, stored or freed). */
+export function keyDone(claim: IdempotencyClaim): void {
+  runningHere.delete(claim.here);
+}
 
 /**
  * Idempotent creation. With an `Idempotency-Key` header, the same key and the same input from the same
@@ -111,9 +124,21 @@ export async function takeKey(
   const key = idempotencyKeyOf(ctx);
   if (key === undefined) return undefined;
   const print = fingerprint(path, rawInput);
-  await sweep(ctx).catch(() => {});
-  const claimed = await claim(ctx, ownerOf(ctx, actor), key, print);
-  if (!("existing" in claimed)) return { claim: { id: claimed.id, successStatus } };
+  const owner = ownerOf(ctx, actor);
+  const here = `${owner}\n${key}`;
+  const runningPrint = runningHere.get(here);
+  if (runningPrint !== undefined) throw new AppError(runningPrint === print ? "IDEMPOTENCY_KEY_IN_USE" : "IDEMPOTENCY_KEY_REUSED");
+  runningHere.set(here, print);
+  let claimed: Awaited<ReturnType<typeof claim>>;
+  try {
+    await sweep(ctx).catch(() => {});
+    claimed = await claim(ctx, owner, key, print);
+  } catch (e) {
+    runningHere.delete(here);
+    throw e;
+  }
+  if (!("existing" in claimed)) return { claim: { id: claimed.id, successStatus, here } };
+  runningHere.delete(here);
   const row = claimed.existing;
   if (row.fingerprint !== print) throw new AppError("IDEMPOTENCY_KEY_REUSED");
   if (row.state === "running") throw new AppError("IDEMPOTENCY_KEY_IN_USE");

@@ -12,7 +12,7 @@ import { isObject, withRuntimeIssues, type FieldIssue } from "../lib/input";
 import { SCOPES, type Scope } from "../domain/scopes";
 import { auditRuleOf, auditWriter, type AuditEvent, type AuditRule } from "./audit";
 import { inAuditedTransaction, rollBack } from "./audited-transaction";
-import { releaseKey, settleKey, takeKey, type IdempotencyClaim } from "./idempotency";
+import { keyDone, releaseKey, settleKey, takeKey, type IdempotencyClaim } from "./idempotency";
 import { sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 
@@ -227,15 +227,19 @@ const idempotencyMiddleware = t.middleware(async ({ ctx, meta, path, rawInput, n
   const taken = await takeKey(ctx, actor, path, rawInput, meta.successStatus ?? 200);
   if (!taken) return next();
   if ("replay" in taken) return { ok: true as const, data: taken.replay, ctx, marker: "middlewareMarker" as never };
-  let result: Awaited<ReturnType<typeof next>>;
   try {
-    result = await next({ ctx: { idempotencyClaim: taken.claim } });
-  } catch (e) {
-    await releaseKey(ctx.app.db, taken.claim);
-    throw e;
+    let result: Awaited<ReturnType<typeof next>>;
+    try {
+      result = await next({ ctx: { idempotencyClaim: taken.claim } });
+    } catch (e) {
+      await releaseKey(ctx.app.db, taken.claim);
+      throw e;
+    }
+    await settleKey(ctx.app.db, taken.claim, result);
+    return result;
+  } finally {
+    keyDone(taken.claim);
   }
-  await settleKey(ctx.app.db, taken.claim, result);
-  return result;
 });
 
 /**

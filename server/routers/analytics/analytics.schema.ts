@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { text } from "../../lib/input";
 import { linkIdSchema } from "../links";
+import type { Rule } from "../../domain/redirect-decision";
 
 /**
  * `from`/`to`: optional ms-epoch query strings, inclusive. Query values
@@ -16,7 +17,8 @@ const rangeQuery = { from: msQuery.optional(), to: msQuery.optional() };
 export const linkAnalyticsInput = z.object({ id: linkIdSchema, ...rangeQuery });
 export const workspaceAnalyticsInput = z.object({ link_id: linkIdSchema.optional(), ...rangeQuery });
 
-export const RULES = ["ios", "android", "geo", "url", "expiration_url", "expired_404"] as const;
+/** Every rule a click can be stored with (the redirect decision's), in the order the redirect table reads them. */
+export const RULES = ["ios", "android", "geo", "language", "variant", "url", "expiration_url", "expired_404"] as const satisfies readonly Rule[];
 
 export const clickEventOutput = z.object({
   ts: z.string().describe("Sort key `<timestamp_ms>#<random>`"),

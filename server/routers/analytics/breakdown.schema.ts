@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { text } from "../../lib/input";
 import { linkIdSchema } from "../links";
-import { msQuery } from "./analytics.schema";
+import { msQuery, RULES } from "./analytics.schema";
 
 /** A filter value that selects clicks where the dimension is unknown (no country, no referrer…). */
 export const NONE = "(none)";
@@ -45,8 +45,6 @@ export const BREAKDOWN_LIMIT_DEFAULT = 100;
 /** Hour buckets per answer: a year and a half of hours, so an open range cannot ask for millions of rows. */
 export const MAX_HOUR_BUCKETS = 13_000;
 
-export const CLICK_RULES = ["ios", "android", "geo", "language", "variant", "url", "expiration_url", "expired_404"] as const;
-
 const orNone = (s: z.ZodTypeAny) => z.union([z.literal(NONE), s]);
 const value = text().min(1, "must not be empty").max(200, "must be at most 200 characters");
 
@@ -70,7 +68,7 @@ export const filterShape = {
   referrer_domain: orNone(value.toLowerCase())
     .describe("Only clicks referred from this host (lower case), or `(none)` for clicks without a referrer.")
     .optional(),
-  rule: orNone(z.enum(CLICK_RULES)).describe("Only clicks whose destination this rule decided.").optional(),
+  rule: orNone(z.enum(RULES)).describe("Only clicks whose destination this rule decided.").optional(),
   variant: orNone(
     text()
       .regex(/^\d{1,2}$/, "must be a variant index (an integer from 0), or (none)")

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { text } from "../../lib/input";
-import { expiresAtSchema, linkIdSchema, linkOutput, MAX_TAGS, strictNumber, TAG_RE } from "./links.schema";
+import { expiresAtSchema, linkIdSchema, linkOutput, MAX_TAGS, SLUG_RE, strictNumber, TAG_RE } from "./links.schema";
 
 // The dashboard's links list: no openapi meta, so REST `GET /links` keeps its shape.
 
@@ -98,9 +98,9 @@ export const apiListInput = z
     domain: text().max(253).describe("A verified domain's name, or `default` for the default redirect domain.").optional(),
     slug: text()
       .superRefine((s, ctx) => {
-        if (s.length > 200) ctx.addIssue({ code: "custom", message: "must be at most 200 characters", params: plainIssue });
+        if (!SLUG_RE.test(s)) ctx.addIssue({ code: "custom", message: "must be 1-50 characters of 0-9, a-z and -", params: plainIssue });
       })
-      .describe("Exact slug, on `domain` (the default redirect domain when absent): at most one link.")
+      .describe("Exact slug (1-50 characters of `0-9`, `a-z` and `-`), on `domain` (the default redirect domain when absent): at most one link.")
       .optional(),
     status: z
       .enum(API_STATUSES)

@@ -229,6 +229,9 @@ function checkContrast(theme: Theme | null, colors: LinktreeColors | null): void
 /** Stored forms: an empty object or list is none. */
 const colorsValue = (c: LinktreeColors | null | undefined) => (c && Object.keys(c).length ? c : null);
 const socialsValue = (s: LinktreeSocial[] | null | undefined) => (s?.length ? s : null);
+/** The default theme and button style are stored as none, so they read as unset, as a page made without them. */
+const themeValue = (t: Theme | null | undefined) => (t && t !== "light" ? t : null);
+const buttonStyleValue = (b: ButtonStyle | null | undefined) => (b && b !== "rounded" ? b : null);
 
 /** The branded domain named `name` (checked and share-locked in `lt`), or null for the default domain. */
 async function domainFor(lt: LinkTx, workspaceId: string, name: string | null | undefined) {
@@ -272,9 +275,9 @@ export async function createLinktree(
       bio: input.bio ?? null,
       avatarUrl: input.avatar_url ?? null,
       published: false,
-      theme: input.theme ?? null,
+      theme: themeValue(input.theme),
       colors,
-      buttonStyle: input.button_style ?? null,
+      buttonStyle: buttonStyleValue(input.button_style),
       socials: socialsValue(input.socials),
       domainId: domain?.id ?? null,
       createdAt: now,
@@ -305,7 +308,7 @@ export async function updateLinktree(
     if (patch.domain) await lockWorkspaceOrNotFound(tx, actor.workspaceId); // before the domain's lock, in the order a workspace deletion takes them
     const current = await findOwnTree(tx, actor, id, true);
     const updatedAt = nextUpdatedAt(current.updatedAt);
-    const theme = patch.theme !== undefined ? patch.theme : current.theme;
+    const theme = patch.theme !== undefined ? themeValue(patch.theme) : current.theme;
     const colors = patch.colors !== undefined ? colorsValue(patch.colors) : current.colors;
     // Judged on what the page will show: a new theme under stored colours counts as much as new colours.
     if (patch.theme !== undefined || patch.colors !== undefined) checkContrast(theme, colors);
@@ -330,9 +333,9 @@ export async function updateLinktree(
     if (patch.bio !== undefined) set.bio = patch.bio;
     if (patch.avatar_url !== undefined) set.avatarUrl = patch.avatar_url;
     if (patch.published !== undefined) set.published = patch.published;
-    if (patch.theme !== undefined) set.theme = patch.theme;
+    if (patch.theme !== undefined) set.theme = theme;
     if (patch.colors !== undefined) set.colors = colors;
-    if (patch.button_style !== undefined) set.buttonStyle = patch.button_style;
+    if (patch.button_style !== undefined) set.buttonStyle = buttonStyleValue(patch.button_style);
     if (patch.socials !== undefined) set.socials = socialsValue(patch.socials);
     if (patch.domain !== undefined) set.domainId = domainId;
     await tx.update(linktrees).set(set).where(eq(linktrees.id, id));

@@ -90,7 +90,8 @@ describe("look members on POST and PATCH /linktrees", () => {
   });
 
   it.each(THEMES)("accepts the theme %s", async (theme) => {
-    expect((await newTree({ theme })).theme).toBe(theme);
+    // The default, light, reads as unset.
+    expect((await newTree({ theme })).theme).toBe(theme === "light" ? undefined : theme);
   });
 
   it("PATCH null clears each look member, so it is no longer answered", async () => {
@@ -103,6 +104,17 @@ describe("look members on POST and PATCH /linktrees", () => {
     const r = await patch(tree.id, { theme: null, colors: null, button_style: null, socials: null });
     expect(r.status, r.text).toBe(200);
     for (const k of ["theme", "colors", "button_style", "socials"]) expect(r.json).not.toHaveProperty(k);
+  });
+
+  it("the default theme (light) and button style (rounded), sent on create or PATCH, read as unset", async () => {
+    const tree = await newTree({ theme: "light", button_style: "rounded" });
+    expect(tree).not.toHaveProperty("theme");
+    expect(tree).not.toHaveProperty("button_style");
+    const styled = await newTree({ theme: "dark", button_style: "pill" });
+    const patched = await req("PATCH", `/linktrees/${styled.id}`, { theme: "light", button_style: "rounded" });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.json).not.toHaveProperty("theme");
+    expect(patched.json).not.toHaveProperty("button_style");
   });
 
   it("an empty colours object or socials list is stored as none", async () => {

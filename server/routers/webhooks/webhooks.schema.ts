@@ -2,6 +2,7 @@ import { z } from "zod";
 import { WEBHOOK_EVENTS } from "../../../db/schema";
 import { atLeastOne, body, text } from "../../lib/input";
 import { httpUrl } from "../../lib/urls";
+import { strictNumber } from "../links";
 
 /** Webhook ids are opaque (8 characters of [0-9a-z] when made here): any other text is simply not found. */
 const webhookId = text();
@@ -15,10 +16,13 @@ export const eventsSchema = z
   .min(1, "at least one event")
   .transform((events) => [...new Set(events)]);
 
+/** A JSON boolean only: the REST adapter would otherwise turn "false" into true. */
+const activeSchema = strictNumber(z.boolean());
+
 export const createWebhookInput = body({
   url: webhookUrlSchema,
   events: eventsSchema,
-  active: z.boolean().optional(),
+  active: activeSchema.optional(),
 });
 export type CreateWebhookInput = z.output<typeof createWebhookInput>;
 
@@ -27,7 +31,7 @@ export const updateWebhookInput = body(
     id: webhookId,
     url: webhookUrlSchema.optional(),
     events: eventsSchema.optional(),
-    active: z.boolean().optional(),
+    active: activeSchema.optional(),
   },
   atLeastOne("id"),
 );

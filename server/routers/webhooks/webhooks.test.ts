@@ -61,6 +61,16 @@ describe("POST /webhooks", () => {
     expect((await addWebhook({ active: false })).active).toBe(false);
   });
 
+  it("active must be a JSON boolean: a string, a number or null answers 400 naming active, nothing stored", async () => {
+    const before = (await req("GET", "/webhooks")).json.webhooks.length;
+    for (const active of ["false", "true", "0", 1, 0, null]) {
+      const r = await req("POST", "/webhooks", { url: HOOK, events: ["link.created"], active });
+      expect(r.status, `${JSON.stringify(active)}: ${r.text}`).toBe(400);
+      expect(Object.keys(r.json.fields), JSON.stringify(active)).toEqual(["active"]);
+    }
+    expect((await req("GET", "/webhooks")).json.webhooks.length).toBe(before);
+  });
+
   it("events must be a non-empty subset of the six event names: 400 VALIDATION_FAILED naming events, nothing stored", async () => {
     const before = (await req("GET", "/webhooks")).json.webhooks.length;
     for (const events of [[], ["link.exploded"], "link.created", [1]]) {
@@ -191,6 +201,16 @@ describe("PATCH /webhooks/{id}", () => {
     expect(Object.keys(r.json.fields).sort()).toEqual(["events", "url"]);
     const stored = (await req("GET", "/webhooks")).json.webhooks.find((x: Webhook) => x.id === w.id);
     expect(stored).toMatchObject({ url: HOOK, events: ["link.created"] });
+  });
+
+  it('active must be a JSON boolean here too: "false" answers 400 naming active, and the endpoint stays on', async () => {
+    const w = await addWebhook();
+    for (const active of ["false", 0, null]) {
+      const r = await req("PATCH", `/webhooks/${w.id}`, { active });
+      expect(r.status, `${JSON.stringify(active)}: ${r.text}`).toBe(400);
+      expect(Object.keys(r.json.fields)).toEqual(["active"]);
+    }
+    expect((await req("GET", "/webhooks")).json.webhooks.find((x: Webhook) => x.id === w.id).active).toBe(true);
   });
 
   it("an empty body is 400 VALIDATION_FAILED", async () => {
