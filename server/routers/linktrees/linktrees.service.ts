@@ -229,8 +229,10 @@ function checkContrast(theme: Theme | null, colors: LinktreeColors | null): void
 /** Stored forms: an empty object or list is none. */
 const colorsValue = (c: LinktreeColors | null | undefined) => (c && Object.keys(c).length ? c : null);
 const socialsValue = (s: LinktreeSocial[] | null | undefined) => (s?.length ? s : null);
-/** The default theme and button style are stored as none, so they read as unset, as a page made without them. */
-const themeValue = (t: Theme | null | undefined) => (t && t !== "light" ? t : null);
+/**
+ * The default button style is stored as none, so it reads as unset, as on a page made without one. (A
+ * theme has no default among its values: unset follows the visitor's light or dark mode.)
+ */
 const buttonStyleValue = (b: ButtonStyle | null | undefined) => (b && b !== "rounded" ? b : null);
 
 /** The branded domain named `name` (checked and share-locked in `lt`), or null for the default domain. */
@@ -275,7 +277,7 @@ export async function createLinktree(
       bio: input.bio ?? null,
       avatarUrl: input.avatar_url ?? null,
       published: false,
-      theme: themeValue(input.theme),
+      theme: input.theme ?? null,
       colors,
       buttonStyle: buttonStyleValue(input.button_style),
       socials: socialsValue(input.socials),
@@ -308,7 +310,7 @@ export async function updateLinktree(
     if (patch.domain) await lockWorkspaceOrNotFound(tx, actor.workspaceId); // before the domain's lock, in the order a workspace deletion takes them
     const current = await findOwnTree(tx, actor, id, true);
     const updatedAt = nextUpdatedAt(current.updatedAt);
-    const theme = patch.theme !== undefined ? themeValue(patch.theme) : current.theme;
+    const theme = patch.theme !== undefined ? patch.theme : current.theme;
     const colors = patch.colors !== undefined ? colorsValue(patch.colors) : current.colors;
     // Judged on what the page will show: a new theme under stored colours counts as much as new colours.
     if (patch.theme !== undefined || patch.colors !== undefined) checkContrast(theme, colors);

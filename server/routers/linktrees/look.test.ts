@@ -90,8 +90,7 @@ describe("look members on POST and PATCH /linktrees", () => {
   });
 
   it.each(THEMES)("accepts the theme %s", async (theme) => {
-    // The default, light, reads as unset.
-    expect((await newTree({ theme })).theme).toBe(theme === "light" ? undefined : theme);
+    expect((await newTree({ theme })).theme).toBe(theme);
   });
 
   it("PATCH null clears each look member, so it is no longer answered", async () => {
@@ -106,14 +105,13 @@ describe("look members on POST and PATCH /linktrees", () => {
     for (const k of ["theme", "colors", "button_style", "socials"]) expect(r.json).not.toHaveProperty(k);
   });
 
-  it("the default theme (light) and button style (rounded), sent on create or PATCH, read as unset", async () => {
+  it("the default button style (rounded), sent on create or PATCH, reads as unset; the theme light is kept (unset follows the visitor's mode)", async () => {
     const tree = await newTree({ theme: "light", button_style: "rounded" });
-    expect(tree).not.toHaveProperty("theme");
     expect(tree).not.toHaveProperty("button_style");
-    const styled = await newTree({ theme: "dark", button_style: "pill" });
-    const patched = await req("PATCH", `/linktrees/${styled.id}`, { theme: "light", button_style: "rounded" });
+    expect(tree.theme).toBe("light");
+    const styled = await newTree({ button_style: "pill" });
+    const patched = await req("PATCH", `/linktrees/${styled.id}`, { button_style: "rounded" });
     expect(patched.status, patched.text).toBe(200);
-    expect(patched.json).not.toHaveProperty("theme");
     expect(patched.json).not.toHaveProperty("button_style");
   });
 
