@@ -25,7 +25,7 @@ export const users = pgTable(
       .default("free"),
     isAdmin: boolean("is_admin").notNull().default(false),
     createdAt: ms("created_at").notNull(),
-    /** The shared workspace last switched to, where the next sign-in starts while still a member; null: the personal one. */
+    /** No longer written (every sign-in starts in the personal workspace); left for a later release to drop, as migrations never remove in the release that stops using. */
     lastWorkspaceId: text("last_workspace_id").references(() => workspaces.id, { onDelete: "set null" }),
   },
   (t) => [uniqueIndex("users_email_idx").on(t.email)],

@@ -1,6 +1,6 @@
 import { and, count, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { apiTokens, memberships, sessions, users, workspaces } from "../../db/schema";
+import { apiTokens, memberships, users, workspaces } from "../../db/schema";
 import { AppError } from "../domain/errors";
 import { sha256 } from "./crypto";
 import { newId, newTokenValue, newWorkspaceId } from "./ids";
@@ -35,21 +35,6 @@ export async function createUserWithWorkspace(
     await tx.insert(memberships).values({ workspaceId, userId: user.id, role: "owner", joinedAt: now });
     return user;
   });
-}
-
-/**
- * A new sign-in starts in the shared workspace the user last switched to, while they are still a
- * member of it; otherwise (never switched, removed, workspace deleted) in their personal one.
- */
-export async function resumeLastWorkspace(db: DbOrTx, userId: string, sessionId: string): Promise<string | null> {
-  const [row] = await db
-    .select({ id: users.lastWorkspaceId })
-    .from(users)
-    .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.workspaceId, users.lastWorkspaceId)))
-    .where(eq(users.id, userId));
-  if (!row?.id) return null;
-  await db.update(sessions).set({ workspaceId: row.id }).where(eq(sessions.id, sessionId));
-  return row.id;
 }
 
 export const LIVE_TOKENS_BY_PLAN = { free: 1, pro: 10 } as const;

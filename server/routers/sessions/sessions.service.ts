@@ -6,7 +6,6 @@ import { parseUserAgent } from "../../lib/user-agent";
 import type { AppServices } from "../../core/services";
 import type { Actor, Exchange, RequestInfo } from "../../trpc/context";
 import type { SessionDto } from "./sessions.schema";
-import { resumeLastWorkspace } from "../../lib/users";
 
 /** The Session record's `id`: the last six characters of the session token, never the token itself. */
 export const publicSessionId = (sessionId: string) => sessionId.slice(-6);
@@ -32,8 +31,8 @@ export function describeClient(app: Pick<AppServices, "config">, req: RequestInf
 }
 
 /**
- * A lucia session (30 days, sliding) for a signed-in user, in the workspace they last used (null:
- * their personal one); sets the cookie on the answer.
+ * A lucia session (30 days, sliding) for a signed-in user, in their personal workspace (as every
+ * sign-in starts); sets the cookie on the answer.
  */
 export async function startLoginSession(
   app: Pick<AppServices, "db" | "config" | "lucia">,
@@ -41,9 +40,8 @@ export async function startLoginSession(
   exchange: Exchange,
 ): Promise<{ id: string; workspaceId: string | null }> {
   const session = await app.lucia.createSession(userId, { createdAt: Date.now(), ...describeClient(app, exchange.req) });
-  const workspaceId = await resumeLastWorkspace(app.db, userId, session.id);
   exchange.res.appendHeader("Set-Cookie", app.lucia.createSessionCookie(session.id).serialize());
-  return { id: session.id, workspaceId };
+  return { id: session.id, workspaceId: null };
 }
 
 export async function listSessions(app: Pick<AppServices, "db">, actor: Actor): Promise<SessionDto[]> {

@@ -1,11 +1,10 @@
-import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memberships } from "../../../db/schema";
 import { createTestServer, http, type TestServer } from "../../test/harness";
 import { signIn, uniqueEmail } from "../auth/sign-in.test-helper";
 
 // A teammate's link opened from another workspace: the dashboard asks which of the caller's
-// workspaces holds it, switches there, and the next sign-in starts in the workspace last used.
+// workspaces holds it and switches there, for that session only: a new sign-in starts in the personal one.
 let t: TestServer;
 beforeAll(async () => void (t = await createTestServer()));
 afterAll(() => t?.close());
@@ -73,14 +72,13 @@ describe("workspace.locate and the workspace last used", () => {
     expect(Object.keys(r.json.fields)).toEqual(["type"]);
   });
 
-  it("the last workspace switched to is where the next sign-in starts, while still a member", async () => {
+  it("a switch is the session's only: the next sign-in starts in the personal workspace", async () => {
     expect((await api("POST", `/workspaces/${team}/switch`, bob)).status).toBe(200);
+    expect((await api("GET", "/account", bob)).json.workspace.id).toBe(team);
     const again = await as(bobEmail);
-    expect(again.account.workspace.id).toBe(team);
-    expect((await api("GET", `/links/${linkId}`, again)).status).toBe(200);
-    // Removed from the team: the next sign-in is back in the personal workspace.
-    await t.app.db.delete(memberships).where(and(eq(memberships.workspaceId, team), eq(memberships.userId, bob.account.user.id)));
-    const later = await as(bobEmail);
-    expect(later.account.workspace.id).toBe(bob.account.workspace.id);
+    expect(again.account.workspace.id).toBe(bob.account.workspace.id);
+    expect((await api("GET", "/account", again)).json.workspace.id).toBe(bob.account.workspace.id);
+    // The switched session stays where it was.
+    expect((await api("GET", "/account", bob)).json.workspace.id).toBe(team);
   });
 });

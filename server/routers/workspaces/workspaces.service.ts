@@ -105,12 +105,11 @@ export async function switchWorkspace(db: DbOrTx, actor: Actor, id: string): Pro
   const ws = await membershipOf(db, actor.userId, id, "any");
   const sessionId = actor.sessionId;
   if (!sessionId) throw new AppError("SESSION_REQUIRED");
-  // The session and the user's remembered workspace change together: the next sign-in starts here.
-  const workspaceId = ws.personal ? null : ws.id;
-  await db.transaction(async (tx) => {
-    await tx.update(sessions).set({ workspaceId }).where(eq(sessions.id, sessionId));
-    await tx.update(users).set({ lastWorkspaceId: workspaceId }).where(eq(users.id, actor.userId));
-  });
+  // This session only: every sign-in starts in the personal workspace.
+  await db
+    .update(sessions)
+    .set({ workspaceId: ws.personal ? null : ws.id })
+    .where(eq(sessions.id, sessionId));
   return getAccount(db, actor.userId, ws.id);
 }
 
