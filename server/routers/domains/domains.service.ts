@@ -56,9 +56,9 @@ const taken = (name: string) => new AppError("DOMAIN_TAKEN", { message: `${name}
 
 /**
  * Adds an unverified domain: a claim on the name, which only a verification turns into ownership.
- * Any number of workspaces may claim a name nobody has verified, so a squatter's claim keeps no one
- * out. 409 DOMAIN_TAKEN when another workspace verified the name, or this one has it already;
- * 409 DOMAIN_LIMIT past MAX_UNVERIFIED_DOMAINS claims. Lapsed claims of the name, and of the
+ * 409 DOMAIN_TAKEN when any workspace has the name, verified or not (an unverified claim lapses after
+ * CLAIM_TTL_MS, so a squatter holds a name a week at most); 409 DOMAIN_LIMIT past
+ * MAX_UNVERIFIED_DOMAINS claims. Lapsed claims of the name, and of the
  * workspace, are removed on the way (no link can be on an unverified domain).
  */
 export async function createDomain(app: Pick<AppServices, "config" | "db">, actor: Actor, input: CreateDomainInput): Promise<DomainDto> {
@@ -70,11 +70,7 @@ export async function createDomain(app: Pick<AppServices, "config" | "db">, acto
       // One claim at a time per workspace, so the count below cannot be raced past the limit.
       await lockWorkspaceOrNotFound(tx, actor.workspaceId, "serial");
       await tx.delete(domains).where(and(lapsed(now), or(eq(domains.name, input.name), eq(domains.workspaceId, actor.workspaceId))));
-      const [holder] = await tx
-        .select({ id: domains.id })
-        .from(domains)
-        .where(and(eq(domains.name, input.name), or(eq(domains.verified, true), eq(domains.workspaceId, actor.workspaceId))))
-        .limit(1);
+      const [holder] = await tx.select({ id: domains.id }).from(domains).where(eq(domains.name, input.name)).limit(1);
       if (holder) throw taken(input.name);
       const [claims] = await tx
         .select({ n: count() })

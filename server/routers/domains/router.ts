@@ -25,9 +25,9 @@ export const domainRouter = router({
         "/domains",
         "Add a domain",
         "Adds a branded domain, unverified. `name` is a lower-case host name (an internationalised name as punycode, `xn--…`), at least two labels, at most 253 characters, " +
-          "not an IP address and not one of this service's own hosts. Publish the TXT record of `verification`, then verify: a name belongs to the workspace that verifies it, " +
-          "and several workspaces may claim a name nobody has verified yet. An unverified domain lapses 7 days after it was added (gone from the list, 404 by id). " +
-          "409 DOMAIN_TAKEN: another workspace verified the name, or this one has it already. 409 DOMAIN_LIMIT: the workspace already has 20 unverified domains.",
+          "not an IP address and not one of this service's own hosts. Publish the TXT record of `verification`, then verify: a name belongs to the workspace that verifies it. " +
+          "An unverified domain lapses 7 days after it was added (gone from the list, 404 by id), which frees its name. " +
+          "409 DOMAIN_TAKEN: a workspace (this one or another) has the name, verified or not. 409 DOMAIN_LIMIT: the workspace already has 20 unverified domains.",
       ),
       successStatus: 201,
       errors: [409],
