@@ -13,7 +13,7 @@ import { isObject } from "../lib/input";
  * link.updated, POST /domains/{id}/verify → domain.verified). So a new REST write is logged with no
  * code of its own, and a test walks every mutation to make sure each one has been decided.
  * `changes` holds member names only, never their values, so no password or secret can reach the log;
- * a bulk call or an import holds its counts instead.
+ * an import, and the dashboard's bulk actions, hold their counts instead.
  */
 export type AuditEvent = {
   workspaceId: string;
@@ -23,7 +23,8 @@ export type AuditEvent = {
   changes: string[] | Record<string, number> | null;
 };
 
-export type AuditCall = { actor: Actor; input: Record<string, unknown>; output: unknown; db: DbOrTx };
+/** A call that succeeded: who, with what, what it answered, and when it began (ms). */
+export type AuditCall = { actor: Actor; input: Record<string, unknown>; output: unknown; db: DbOrTx; startedAt: number };
 export type AuditRule = (call: AuditCall) => AuditEvent[] | Promise<AuditEvent[]>;
 
 type MetaLike = { openapi?: OpenApiMeta["openapi"]; audit?: AuditRule | false };
@@ -72,10 +73,20 @@ export function derivedRule(method: string, path: string): AuditRule | null {
 
 /** Mutations without a REST path (the dashboard's own) and those whose path says too little. */
 const RULES: Record<string, AuditRule | false> = {
-  // A bulk call is one event with its counts, like an import: which links it reached is not kept.
-  "link.bulk": ({ actor, output }) => {
-    const count = (key: string) => (isObject(output) && Array.isArray(output[key]) ? (output[key] as unknown[]).length : 0);
-    return [bulkEvent(actor, "link.bulk_created", { created: count("created"), rejected: count("errors") })];
+  // A bulk call logs each link it created as POST /links would (only an import is one event with its
+  // counts): `created` holds the links of the items without an error, in the input's order.
+  "link.bulk": ({ actor, input, output }) => {
+    if (!isObject(output) || !Array.isArray(output.created)) return [];
+    const items = Array.isArray(input.links) ? (input.links as unknown[]) : [];
+    const failed = new Set(Array.isArray(output.errors) ? output.errors.map((e) => (isObject(e) ? e.index : undefined)) : []);
+    const made = items.flatMap((item, i) => (failed.has(i) ? [] : [item]));
+    return output.created.map((link, k) => ({
+      workspaceId: actor.workspaceId,
+      action: "link.created",
+      targetType: "link",
+      targetId: idOf(link),
+      changes: isObject(made[k]) ? memberNames(made[k]) : [],
+    }));
   },
   // The dashboard's bulk actions, on chosen links or on every link a filter matches: how many links
   // the member was changed on (or were deleted).
@@ -87,6 +98,12 @@ const RULES: Record<string, AuditRule | false> = {
   "link.bulkExpiryMatching": bulk("link.bulk_updated", "expires_at"),
   "link.bulkDeleteMatching": bulk("link.bulk_deleted", "deleted"),
   "link.bulkArchiveMatching": bulk("link.bulk_updated", "archived"),
+  // A look-up that verified nothing, or a domain verified before, changes nothing: only the call that
+  // verified it (its verified_at is this call's) is an event.
+  "domain.verify": ({ actor, input, output, startedAt }) =>
+    isObject(output) && output.verified === true && typeof output.verified_at === "number" && output.verified_at >= startedAt
+      ? [{ workspaceId: actor.workspaceId, action: "domain.verified", targetType: "domain", targetId: String(input.id ?? "") || null, changes: [] }]
+      : [],
   "linktree.reorderItems": ({ actor, input }) => [
     { workspaceId: actor.workspaceId, action: "linktree.updated", targetType: "linktree", targetId: String(input.id ?? "") || null, changes: ["items"] },
   ],

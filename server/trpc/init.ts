@@ -190,11 +190,12 @@ export const auditMiddleware = t.middleware(async ({ ctx, path, type, meta, rawI
   const rule = type === "mutation" && actor ? auditRuleOf(path, meta) : undefined;
   const claim = (ctx as { idempotencyClaim?: IdempotencyClaim }).idempotencyClaim;
   const none = { auditHandoff: undefined as AuditHandoff | undefined };
+  const startedAt = Date.now();
   if (meta?.auditsInItsStatement && type === "mutation" && !claim) {
     const input = isObject(rawInput) ? rawInput : {};
     const auditHandoff: AuditHandoff = {
       actor: actor ?? null,
-      events: async (output) => (rule && actor ? rule({ actor, input, output, db: ctx.app.db }) : []),
+      events: async (output) => (rule && actor ? rule({ actor, input, output, db: ctx.app.db, startedAt }) : []),
     };
     return next({ ctx: { auditHandoff } });
   }
@@ -206,7 +207,7 @@ export const auditMiddleware = t.middleware(async ({ ctx, path, type, meta, rawI
       if (claim) await settleKey(tx, claim, result);
       return result;
     }
-    const events = await rule({ actor, input: isObject(rawInput) ? rawInput : {}, output: result.data, db: tx });
+    const events = await rule({ actor, input: isObject(rawInput) ? rawInput : {}, output: result.data, db: tx, startedAt });
     await auditWriter.write(tx, actor, events);
     // The answer a repeated Idempotency-Key is given again lands with the change it reports.
     if (claim) await settleKey(tx, claim, result);

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { domains, links, slugBlocks } from "../../../db/schema";
+import { auditEvents, domains, links, slugBlocks } from "../../../db/schema";
 import { pickFreeDomainSlug } from "../../lib/slugs";
 import { createTestApp, createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
 import { signIn, uniqueEmail } from "../auth/sign-in.test-helper";
@@ -118,6 +118,24 @@ describe("POST /domains", () => {
     // And once verified, taken for everyone else.
     const carol = await t.user();
     expect((await req("POST", "/domains", { name }, carol.auth)).json).toEqual({ error: "DOMAIN_TAKEN" });
+  });
+
+  it("only the verification that verifies is an audit event: a miss, and a domain verified before, log nothing", async () => {
+    const d = await addDomain(uniqueName("audited"));
+    const verifiedEvents = async () =>
+      (
+        await t.app.db
+          .select()
+          .from(auditEvents)
+          .where(and(eq(auditEvents.targetId, d.id), eq(auditEvents.action, "domain.verified")))
+      ).length;
+    expect((await req("POST", `/domains/${d.id}/verify`)).json.verified).toBe(false);
+    expect(await verifiedEvents()).toBe(0);
+    dns.txt.set(d.verification.name, [d.verification.value]);
+    expect((await req("POST", `/domains/${d.id}/verify`)).json.verified).toBe(true);
+    expect(await verifiedEvents()).toBe(1);
+    expect((await req("POST", `/domains/${d.id}/verify`)).json.verified).toBe(true);
+    expect(await verifiedEvents()).toBe(1);
   });
 
   it("two workspaces verifying the same name at once (two claims that raced in): one owner, the other 409 DOMAIN_TAKEN", async () => {
