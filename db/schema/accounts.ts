@@ -64,10 +64,12 @@ export const emailCodes = pgTable(
     codeHash: text("code_hash").notNull(),
     /**
      * Sign-in codes: SHA-256 of the pending-sign-in cookie of the browser that asked for the code.
-     * Only that browser can try the code, so guesses from elsewhere neither count nor end it.
+     * Its tries count in `attempts`; tries from anywhere else (a script that keeps no cookie) count
+     * in `looseAttempts`, so a stranger's guesses cannot end the code for the browser that asked.
      */
     pendingHash: text("pending_hash"),
     attempts: integer("attempts").notNull().default(0),
+    looseAttempts: integer("loose_attempts").notNull().default(0),
     expiresAt: ms("expires_at").notNull(),
     usedAt: ms("used_at"),
     createdAt: ms("created_at").notNull(),

@@ -177,7 +177,7 @@ describe("GET /audit", () => {
     const events = (await log()).slice(0, (await log()).length - before);
     const ids: string[] = r.json.created.map((l: { id: string }) => l.id);
     expect(ids).toHaveLength(2);
-    const byId = (x: { target: { id: string } }, y: { target: { id: string } }) => x.target.id.localeCompare(y.target.id);
+    const byId = (x: Event, y: Event) => String(x.target.id).localeCompare(String(y.target.id));
     expect(events.sort(byId).map((e) => [e.action, e.target, e.changes])).toEqual(ids.sort().map((id) => ["link.created", { type: "link", id }, ["url"]]));
   });
 

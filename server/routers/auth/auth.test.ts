@@ -230,7 +230,7 @@ describe("sign-in by e-mail code", () => {
 describe("a sign-in code belongs to the browser that asked for it", () => {
   const liveCodes = (email: string) =>
     t.app.db
-      .select({ attempts: emailCodes.attempts, usedAt: emailCodes.usedAt, pendingHash: emailCodes.pendingHash })
+      .select({ attempts: emailCodes.attempts, looseAttempts: emailCodes.looseAttempts, usedAt: emailCodes.usedAt, pendingHash: emailCodes.pendingHash })
       .from(emailCodes)
       .where(eq(emailCodes.email, email));
 
@@ -250,18 +250,38 @@ describe("a sign-in code belongs to the browser that asked for it", () => {
     expect(JSON.stringify(await t.app.db.select().from(emailCodes).where(eq(emailCodes.email, email)))).not.toContain(value);
   });
 
-  it("refuses the right code from a browser without the pending cookie, or with another one, with 400 INVALID_CODE; the owner's code still works", async () => {
+  it("refuses the right code from a browser with another pending sign-in with 400 INVALID_CODE, counting nothing; the owner's code still works", async () => {
     const email = uniqueEmail();
     await start(email);
     const code = latestCode(t, email);
     const other = pendingCookieOf((await http(`${t.api}/auth/start`, { method: "POST", json: { email: uniqueEmail() }, headers: fromAddress() })).headers)!;
-    for (const cookie of ["", other, "app_signin=forged"]) {
-      const r = await verify(email, code, { cookie });
-      expect(r.status).toBe(400);
-      expect(r.json).toEqual({ error: "INVALID_CODE", fields: { code: [expect.any(String)] } });
-      expect(sessionCookieOf(r.headers)).toBeNull();
+    const r = await verify(email, code, { cookie: other });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual({ error: "INVALID_CODE", fields: { code: [expect.any(String)] } });
+    expect(sessionCookieOf(r.headers)).toBeNull();
+    expect(await liveCodes(email)).toEqual([expect.objectContaining({ attempts: 0, looseAttempts: 0, usedAt: null })]);
+    expect((await verify(email, code)).status).toBe(200);
+  });
+
+  it("a client that keeps no cookies (a script) signs in with {email, code} alone: 200 Account and the session cookie", async () => {
+    for (const cookie of ["", "app_signin=forged"]) {
+      const email = uniqueEmail();
+      await http(`${t.api}/auth/start`, { method: "POST", json: { email }, headers: fromAddress() });
+      const r = await verify(email, latestCode(t, email), { cookie });
+      expect(r.status, r.text).toBe(200);
+      expect(r.json.user.email).toBe(email);
+      expect(sessionCookieOf(r.headers)).toBeTruthy();
     }
-    expect(await liveCodes(email)).toEqual([expect.objectContaining({ attempts: 0, usedAt: null })]);
+  });
+
+  it("5 wrong tries from clients without the pending cookie end the code for them, not for the browser that asked", async () => {
+    const email = uniqueEmail();
+    await start(email);
+    const code = latestCode(t, email);
+    for (let i = 0; i < 5; i++) expect((await verify(email, wrongCode(code), { cookie: "" })).status).toBe(400);
+    // Spent for cookieless callers: even the right code is refused now.
+    expect((await verify(email, code, { cookie: "" })).status).toBe(400);
+    expect(await liveCodes(email)).toEqual([expect.objectContaining({ attempts: 0, looseAttempts: 5, usedAt: null })]);
     expect((await verify(email, code)).status).toBe(200);
   });
 

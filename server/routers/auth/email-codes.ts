@@ -44,7 +44,8 @@ export const invalidCode = () => new AppError("INVALID_CODE", { fields: { code: 
 
 /**
  * Checks `code` against the live codes of `where` (unused, unexpired, fewer than 5 wrong tries;
- * for sign-in, only those of the caller's pending sign-in, so other callers' tries touch none of them),
+ * for sign-in, those of the caller's pending sign-in, or with `loose` a caller without one, whose
+ * tries are counted apart and so never end the code for the browser that asked for it),
  * locking them so parallel guesses count. A match spends every live code of the same kind
  * (single use) and is returned; a miss counts one wrong try on each and returns null. Run it in
  * the transaction that applies the code's effect, and throw `invalidCode()` only after that
@@ -53,11 +54,12 @@ export const invalidCode = () => new AppError("INVALID_CODE", { fields: { code: 
 export async function consumeEmailCode(
   tx: DbOrTx,
   secret: string,
-  where: { purpose: CodePurpose; email?: string; userId?: string; pendingHash?: string },
+  where: { purpose: CodePurpose; email?: string; userId?: string; pendingHash?: string; loose?: boolean },
   code: string,
 ): Promise<CodeRow | null> {
   const now = Date.now();
-  const conds = [eq(emailCodes.purpose, where.purpose), isNull(emailCodes.usedAt), gt(emailCodes.expiresAt, now), lt(emailCodes.attempts, MAX_WRONG_TRIES)];
+  const tries = where.loose ? emailCodes.looseAttempts : emailCodes.attempts;
+  const conds = [eq(emailCodes.purpose, where.purpose), isNull(emailCodes.usedAt), gt(emailCodes.expiresAt, now), lt(tries, MAX_WRONG_TRIES)];
   if (where.email !== undefined) conds.push(eq(emailCodes.email, where.email));
   if (where.userId !== undefined) conds.push(eq(emailCodes.userId, where.userId));
   if (where.pendingHash !== undefined) conds.push(eq(emailCodes.pendingHash, where.pendingHash));
@@ -72,7 +74,7 @@ export async function consumeEmailCode(
   if (!match) {
     await tx
       .update(emailCodes)
-      .set({ attempts: sql`${emailCodes.attempts} + 1` })
+      .set(where.loose ? { looseAttempts: sql`${emailCodes.looseAttempts} + 1` } : { attempts: sql`${emailCodes.attempts} + 1` })
       .where(inArray(emailCodes.id, ids));
     return null;
   }

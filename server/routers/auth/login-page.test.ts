@@ -39,13 +39,16 @@ describe("the dashboard's sign-in page", () => {
     const email = uniqueEmail();
     const pending = pendingCookieOf((await postLogin({ email })).headers)!;
     const code = latestCode(t, email);
+    // Another browser, with a sign-in of its own pending.
+    const other = pendingCookieOf((await postLogin({ email: uniqueEmail() })).headers)!;
     for (let i = 0; i < 6; i++) {
-      const elsewhere = await postLogin({ email, code });
+      const elsewhere = await postLogin({ email, code }, other);
       expect(elsewhere.status).toBe(200);
       expect(elsewhere.text).toContain("That code is wrong or has expired.");
       expect(sessionCookieOf(elsewhere.headers)).toBeNull();
     }
     expect(outbox(t, email)).toHaveLength(1);
+    // (A browser that keeps no cookie at all tries the code as a script would: see auth.test.ts.)
     expect((await postLogin({ email, code }, pending)).status).toBe(302);
   });
 });

@@ -7,9 +7,9 @@ import { CODE_TTL_MS } from "./email-codes";
 
 /**
  * The pending-sign-in cookie: a random value the browser gets when it asks for a sign-in code.
- * Only its SHA-256 is stored, with the code; a code can be tried only by a request that carries the
- * same cookie. So someone who knows a victim's e-mail address can neither guess the victim's code nor
- * end it with wrong guesses, and sign-in codes cannot be guessed from a script that never asked for one.
+ * Only its SHA-256 is stored, with the code; the browser carrying the same cookie tries it with its own
+ * count of wrong tries, so someone who knows a victim's e-mail address cannot end the victim's code
+ * with wrong guesses (a caller without the cookie has a count of its own: docs/decisions/012-pending-sign-in-cookie.md).
  */
 export const PENDING_COOKIE = "app_signin";
 

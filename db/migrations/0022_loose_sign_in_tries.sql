@@ -1,0 +1,1 @@
+ALTER TABLE "email_codes" ADD COLUMN "loose_attempts" integer DEFAULT 0 NOT NULL;
