@@ -86,6 +86,13 @@ export const apiRequest = (method: string, hostHeader: string, path: () => strin
   );
 };
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
 export function percentile(sorted: Float64Array, p: number): number {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];

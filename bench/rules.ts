@@ -19,7 +19,7 @@ import { openDatabase } from "../db/client";
 import { links } from "../db/schema";
 import { newLinkId } from "../server/lib/ids";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
-import { percentile, runLoad, type LoadResult } from "./load";
+import { median, percentile, runLoad, type LoadResult } from "./load";
 import { clicksWritten, cpuMs, root, startServer, type Server } from "./server";
 
 const env = process.env;
@@ -126,7 +126,7 @@ export async function benchRules(adminUrl = ADMIN_URL): Promise<RulesRow[]> {
     // Each round's two runs are back to back, so what drifts on a shared machine falls on both; the
     // median of the rounds' ratios leaves out a round that a checkpoint or an autovacuum hit.
     const paired = all.rules.map((r, i) => r.requests / r.seconds / (all.plain[i].requests / all.plain[i].seconds)).sort((a, b) => a - b);
-    const mid = paired.length % 2 ? paired[(paired.length - 1) / 2] : (paired[paired.length / 2 - 1] + paired[paired.length / 2]) / 2;
+    const mid = median(paired);
     row("redirect throughput rules/plain, all rounds", f(q / p, 3));
     row(
       "redirect throughput rules/plain, median of the rounds' ratios",

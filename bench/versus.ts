@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
-import { apiRequest, runLoad, slugRequest, summary, type LoadResult } from "./load";
+import { apiRequest, median, runLoad, slugRequest, summary, type LoadResult } from "./load";
 import { clicksWritten, cpuMs, postgresCpuMs, root, startServer, type Server } from "./server";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 
@@ -148,7 +148,6 @@ async function round(side: Side): Promise<Record<string, Figures>> {
   return out;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const f = (n: number, d = 0) => n.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
 
 async function main() {

@@ -31,7 +31,7 @@ export function dayValueCounts(rows: readonly ClickRecord[]): string {
     const day = Math.floor(r.timestamp / 86_400_000);
     const at = `${r.workspaceId}\u0001${day}`;
     let d = days.get(at);
-    if (!d) days.set(at, (d = { workspace: r.workspaceId, day, dims: COUNTED_DIMS.map(() => new Map()) }));
+    if (!d) days.set(at, (d = { workspace: r.workspaceId, day, dims: DAY_VALUE_DIMS.map(() => new Map()) }));
     const [link, country, city, device, os, browser, referrer, rule, trigger] = d.dims;
     bump(link, r.linkId);
     bump(country, r.country ?? "");
@@ -48,15 +48,15 @@ export function dayValueCounts(rows: readonly ClickRecord[]): string {
     dims.forEach((m, i) => {
       for (const [value, n] of m) {
         const cut = i === CITY ? value.indexOf("\u0001") : -1;
-        out.push({ w: workspace, d: day, k: COUNTED_DIMS[i], v: cut < 0 ? value : value.slice(0, cut), t: cut < 0 ? "" : value.slice(cut + 1), n });
+        out.push({ w: workspace, d: day, k: DAY_VALUE_DIMS[i], v: cut < 0 ? value : value.slice(0, cut), t: cut < 0 ? "" : value.slice(cut + 1), n });
       }
     });
   return JSON.stringify(out);
 }
 
-/** The dimensions of `dayValueRows`, in its order. */
-const COUNTED_DIMS = ["link", "country", "city", "device", "os", "browser", "referrer_domain", "rule", "trigger"] as const;
-const CITY = COUNTED_DIMS.indexOf("city");
+/** The dimensions of `dayValueRows`, in its order: what the analytics page ranks. */
+export const DAY_VALUE_DIMS = ["link", "country", "city", "device", "os", "browser", "referrer_domain", "rule", "trigger"] as const;
+const CITY = DAY_VALUE_DIMS.indexOf("city");
 
 /**
  * The per-day counts rows (workspace_id, day, dim, value, detail, n) for summaryCtes, from

@@ -2,9 +2,11 @@ import { z } from "zod";
 import { linkIdSchema } from "../links";
 import { msQuery } from "./analytics.schema";
 import { filterShape, orderedRange } from "./breakdown.schema";
+import { DAY_VALUE_DIMS } from "../../core/click-pipeline/summary";
 
 /** What the analytics page ranks, one card each. */
-export const TOP_DIMENSIONS = ["link", "country", "city", "device", "os", "browser", "referrer_domain", "rule", "trigger"] as const;
+/** The attributes ranked: those the click storage keeps per-day counts of. */
+export const TOP_DIMENSIONS = DAY_VALUE_DIMS;
 export type TopDimension = (typeof TOP_DIMENSIONS)[number];
 export const TOP_LIMIT_MAX = 100;
 
