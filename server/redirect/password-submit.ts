@@ -15,10 +15,10 @@ type Limited = { limited: LimitName; res: RateLimiterRes };
 /**
  * Reserves one try on the per-address and the per-link limit before the hash is checked; `giveBack`
  * returns them when the password was right, so only wrong tries count and parallel tries cannot
- * overshoot. Past the per-link limit, an address with no failures still gets its password checked
- * (`linkFull`): otherwise a few addresses' wrong tries would lock everyone out of the link.
+ * overshoot. Past either limit every try answers 429, the right password too: an answer that
+ * differed would tell a guesser which guess was right.
  */
-async function reserveTry(app: AppServices, ip: string, linkId: string): Promise<Limited | { giveBack(): Promise<unknown>; linkFull?: RateLimiterRes }> {
+async function reserveTry(app: AppServices, ip: string, linkId: string): Promise<Limited | { giveBack(): Promise<unknown> }> {
   const reserved: [LimitName, string][] = [];
   const giveBack = () =>
     Promise.all(
@@ -29,24 +29,18 @@ async function reserveTry(app: AppServices, ip: string, linkId: string): Promise
           .catch(() => {}),
       ),
     );
-  let firstTry: boolean;
-  try {
-    firstTry = (await app.limits.get("passwordPerAddress").consume(ip, 1)).consumedPoints <= 1;
-    reserved.push(["passwordPerAddress", ip]);
-  } catch (e) {
-    if (!(e instanceof RateLimiterRes)) throw e;
-    return { limited: "passwordPerAddress", res: e };
-  }
-  try {
-    await app.limits.get("passwordPerLink").consume(linkId, 1);
-    reserved.push(["passwordPerLink", linkId]);
-  } catch (e) {
-    if (!(e instanceof RateLimiterRes)) throw e;
-    if (!firstTry) {
+  for (const [name, key] of [
+    ["passwordPerAddress", ip],
+    ["passwordPerLink", linkId],
+  ] as const) {
+    try {
+      await app.limits.get(name).consume(key, 1);
+      reserved.push([name, key]);
+    } catch (e) {
+      if (!(e instanceof RateLimiterRes)) throw e;
       await giveBack();
-      return { limited: "passwordPerLink", res: e };
+      return { limited: name, res: e };
     }
-    return { giveBack, linkFull: e };
   }
   return { giveBack };
 }
@@ -74,10 +68,8 @@ export async function submitPassword(app: AppServices, visits: Visits, req: expr
   if (!password) return form(401, "empty");
   const held = await reserveTry(app, v.ip, link.id);
   if ("limited" in held) return limitedForm(held.limited, held.res);
-  if (!(await verifyPassword(password, link.passwordHash))) {
-    // The wrong try stays on the address's count.
-    return held.linkFull ? limitedForm("passwordPerLink", held.linkFull) : form(401, "wrong");
-  }
+  // A wrong try stays on both counts.
+  if (!(await verifyPassword(password, link.passwordHash))) return form(401, "wrong");
   await held.giveBack();
   await pass();
 }
