@@ -25,6 +25,12 @@ export function createApiRouter(app: AppServices): express.Router {
     res.type("application/yaml").setHeader("Access-Control-Allow-Origin", "*");
     res.send(openApiDocuments(app.config).yaml);
   });
+  // They are known paths: another method is a wrong method, not an unknown path (a preflight goes on to cors).
+  api.all(["/openapi.json", "/openapi.yaml"], (req, res, next) => {
+    if (req.method === "OPTIONS") return next();
+    res.setHeader("Allow", "GET");
+    sendError(res, new AppError("METHOD_NOT_ALLOWED"));
+  });
   api.use(
     "/trpc",
     express.json({ limit: MAX_BODY_BYTES, strict: false }),

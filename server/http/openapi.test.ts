@@ -63,6 +63,15 @@ describe("the API description", () => {
     expect(parseYaml(yaml.text)).toEqual(doc);
   });
 
+  it("a wrong method on /openapi.json or /openapi.yaml answers 405 METHOD_NOT_ALLOWED (they are known paths)", async () => {
+    for (const file of ["openapi.json", "openapi.yaml"])
+      for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+        const r = await http(`${t.api}/${file}`, { method });
+        expect([method, file, r.status, r.json]).toEqual([method, file, 405, { error: "METHOD_NOT_ALLOWED" }]);
+        expect(r.headers.get("allow")).toBe("GET");
+      }
+  });
+
   it("declares version 1.0.0, a production server at API_URL and a development server whose host holds a stage variable", () => {
     expect(doc.info.version).toBe("1.0.0");
     const api = new URL(t.api);
