@@ -34,6 +34,8 @@ describe("configuration", () => {
     ["SMTP_URL", "mail.example"],
     ["EDGE_HEADERS", "akamai"],
     ["TRUST_PROXY", "maybe?"],
+    ["TRUST_PROXY", "maybe"],
+    ["TRUST_PROXY", "loopback, 10.0.0.0/33"],
     ["MAIL_FROM", "links at example"],
     ["SIGNUPS", "no"],
     ["ANONYMOUS_LINKS", "false"],
@@ -44,6 +46,11 @@ describe("configuration", () => {
   ])("refuses a wrong %s naming the variable", (name, value) => {
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), [name]: value })).toThrow(ConfigError);
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), [name]: value })).toThrow(name);
+  });
+
+  it("TRUST_PROXY takes true, false, a hop count or a list of addresses, subnets and express's names", () => {
+    const trust = (v: string) => parseConfig({ DATA_DIR: tempDataDir(), TRUST_PROXY: v }).trustProxy;
+    expect([trust("true"), trust("false"), trust("2"), trust("loopback, 10.0.0.0/8, fd00::/8")]).toEqual([true, false, 2, "loopback, 10.0.0.0/8, fd00::/8"]);
   });
 
   it("reads the instance switches: SIGNUPS, ANONYMOUS_LINKS, EMAIL_SIGNIN default on, off when set so", () => {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import path from "node:path";
+import proxyaddr from "proxy-addr";
 import { z } from "zod";
 
 // Parsed once at start, never re-read. A wrong value stops the start naming the variable.
@@ -54,10 +55,14 @@ export const envSchema = z.object({
       if (v === "true") return true as const;
       if (v === "false") return false as const;
       if (/^\d+$/.test(v)) return Number(v);
-      // Express also accepts subnet lists such as "loopback, 10.0.0.0/8".
-      if (/^[\w.:/, -]+$/.test(v)) return v;
-      ctx.addIssue({ code: "custom", message: "must be true, false, a hop count or a subnet list" });
-      return z.NEVER;
+      // Express also accepts subnet lists such as "loopback, 10.0.0.0/8", split as express splits them.
+      try {
+        proxyaddr.compile(v.split(/ *, */));
+        return v;
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: `must be true, false, a hop count or a subnet list (${err instanceof Error ? err.message : "not one"})` });
+        return z.NEVER;
+      }
     }),
   SESSION_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   /** Clicks held in memory while the database is away; beyond, they spill to DATA_DIR/click-spool. */
