@@ -20,7 +20,7 @@ const floors = [
   { name: "start", path: "^server/main\\.ts$" },
 ];
 // Pure rules the dashboard and the server share: one copy, in the ground floor.
-const sharedRules = "^server/domain/(tags|countries|host-input|contrast|error-messages)\\.ts$";
+const sharedRules = "^server/domain/(tags|countries|host-input|contrast|error-messages|page-theme)\\.ts$";
 const notTest = "\\.(test|fault|test-helper)\\.tsx?$|^server/test/|^e2e/|^bench/|^db/test-db\\.ts$";
 
 module.exports = {
@@ -51,7 +51,7 @@ module.exports = {
       comment:
         "The dashboard reaches the server through its load context (the routers' caller) and Express routes in server/http/: " +
         "its build must hold no server module, or one process runs two copies of their state. Types may be imported, " +
-        "and the pure rules both sides apply (tags, country codes, a typed domain, colour contrast, the sentence for an error code), which hold no state.",
+        "and the pure rules both sides apply (tags, country codes, a typed domain, colour contrast, a page's shown theme, the sentence for an error code), which hold no state.",
       from: { path: "^app/", pathNot: notTest },
       to: { path: "^(server|db)/", pathNot: sharedRules, dependencyTypesNot: ["type-only"] },
     },

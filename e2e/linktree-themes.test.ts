@@ -13,8 +13,11 @@ const VIEWPORTS = [
   { width: 390, height: 844 },
   { width: 1280, height: 900 },
 ] as const;
+const PICKED = { background: "#222222", text: "#ffffff", button: "#ffffff", button_text: "#111111" };
 const LOOKS = [
   { theme: null, button_style: null },
+  // Colours picked over no theme: the light theme's, in either mode of the visitor.
+  { theme: null, button_style: "square", colors: PICKED },
   { theme: "light", button_style: "square" },
   { theme: "dark", button_style: "rounded" },
   { theme: "bold", button_style: "pill" },
@@ -62,6 +65,7 @@ async function fullPage(look: (typeof LOOKS)[number], i: number): Promise<string
     avatar_url: avatarUrl,
     ...(look.theme ? { theme: look.theme } : {}),
     ...(look.button_style ? { button_style: look.button_style } : {}),
+    ...("colors" in look ? { colors: look.colors } : {}),
     socials: [
       { platform: "instagram", url: "https://instagram.com/maria" },
       { platform: "github", url: "https://github.com/maria" },
@@ -79,7 +83,7 @@ async function fullPage(look: (typeof LOOKS)[number], i: number): Promise<string
 type Found = { id: string; impact: string | null; nodes: string[] };
 
 describe("the public linktree page is axe-clean in every theme", () => {
-  it.each(LOOKS.map((look, i) => [look.theme ?? "default", look.button_style ?? "rounded", look, i] as const))(
+  it.each(LOOKS.map((look, i) => ["colors" in look ? "picked colours over no" : (look.theme ?? "default"), look.button_style ?? "rounded", look, i] as const))(
     "%s theme with %s buttons, at 390 and 1280 px",
     async (name, style, look, i) => {
       const slug = await fullPage(look, i);
@@ -110,8 +114,11 @@ describe("the public linktree page is axe-clean in every theme", () => {
     },
   );
 
-  it("the default look in the visitor's dark mode is axe-clean too", async () => {
-    const slug = await fullPage(LOOKS[0], 99);
+  it.each([
+    ["the default look", 0],
+    ["picked colours over no theme", 1],
+  ] as const)("%s in the visitor's dark mode is axe-clean too", async (_name, look) => {
+    const slug = await fullPage(LOOKS[look], 99 + look);
     const ctx = await browser.newContext({ viewport: VIEWPORTS[0], userAgent: USER_AGENT, bypassCSP: true, colorScheme: "dark" });
     const page = await ctx.newPage();
     await page.goto(`${t.redirect}/${slug}`);

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import { contrastRatio } from "../../server/domain/contrast";
+import { shownTheme } from "../../server/domain/page-theme";
 import { browserOffset, expiryFromLocal, localInputOf } from "../lib/link-form";
 import { Field, fieldErrors } from "./ui";
 import type { FormError } from "../lib/messages";
@@ -277,7 +278,7 @@ export function Preview({
     title: profile.title || "Title",
     bio: profile.bio || null,
     avatar_url: /^https?:\/\/./.test(profile.avatar_url) ? profile.avatar_url : null,
-    theme: (look.theme || null) as Theme | null,
+    theme: shownTheme((look.theme || null) as Theme | null, look.colors),
     palette: paletteOf(looks, look),
     button_style: (look.button_style || "rounded") as ButtonStyle,
     socials: socials.filter((s) => s.url).map((s) => ({ ...s, label: looks.platforms.find((x) => x.platform === s.platform)?.label ?? s.platform })),

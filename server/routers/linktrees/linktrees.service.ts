@@ -12,6 +12,7 @@ import { checkNoLoops, shortUrl } from "../links";
 import { deleteLinks, inLinkTransaction, insertLink, nextUpdatedAt, updateLink, type LinkTx } from "../links";
 import { lockWorkspaceOrNotFound } from "../workspaces";
 import { contrastProblems, resolvePalette, SOCIAL_LABELS, type ButtonStyle, type SocialPlatform, type Theme } from "./look";
+import { shownTheme } from "../../domain/page-theme";
 import {
   NO_URL_MESSAGE,
   titleLimit,
@@ -553,7 +554,7 @@ export async function publicPage(app: Pick<AppServices, "config" | "db">, linkId
     url: pageUrl(app, tree.slug, domainName),
     // On the default redirect domain, whichever domain the page is on: the image path is the service's own.
     og_image: `${shortUrl(app.config, "_/og")}/${tree.linkId}.png`,
-    theme: tree.theme,
+    theme: shownTheme(tree.theme, tree.colors),
     palette: resolvePalette(tree.theme, tree.colors),
     button_style: tree.buttonStyle ?? "rounded",
     socials: (tree.socials ?? []).map((s) => ({ platform: s.platform as SocialPlatform, label: SOCIAL_LABELS[s.platform as SocialPlatform], url: s.url })),

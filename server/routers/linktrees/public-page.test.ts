@@ -213,6 +213,16 @@ describe("the page's look", () => {
     expect(r.text).toContain('class="theme-default buttons-rounded"');
   });
 
+  it("colours picked without a theme hold in every mode: drawn over the light theme, no dark mode putting the default colours back, secondary text in the picked text colour", async () => {
+    const tr = await tree({ colors: { background: "#222222", text: "#ffffff", button: "#ffffff", button_text: "#111111" } });
+    await publish(tr.id);
+    const r = await visit(tr.slug);
+    expect(r.text).toContain('class="theme-light buttons-rounded"');
+    expect(r.text).toContain("--bg:#222222;--fg:#ffffff;--muted:#ffffff;--btn:#ffffff;--btn-fg:#111111");
+    expect(r.text).not.toContain("prefers-color-scheme:dark");
+    expect(r.text).not.toContain("--muted:#4b5563");
+  });
+
   it("draws the chosen theme's colours, the picked colours over them, and the button style; the style is allowed by its hash", async () => {
     const tr = await tree({ theme: "bold", colors: { button: "#000000", button_text: "#ffffff" }, button_style: "pill" });
     await publish(tr.id);
