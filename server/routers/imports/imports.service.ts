@@ -273,12 +273,26 @@ export async function listImportJobs(db: DbOrTx, workspaceId: string, limit = 10
 // ---- rows --------------------------------------------------------------------------------------
 
 type Placed = { row: number; input: CreateLinkInput; createdAt?: number };
-type Checked = { ok: Placed } | { reject: ImportReject };
+/** A rejected row's own slug, URL and domain, when those are valid: if that link is already there, the row is skipped instead. */
+type Present = { slug: string; url: string; domain: string | null };
+type Checked = { ok: Placed } | { reject: ImportReject; present?: Present };
 
 /** What the file said a row's slug and URL were: the report shows them beside the reason. */
 type Said = { slug?: string; url?: string };
 const cut = (v: unknown, max = 200) => (typeof v === "string" && v ? (v.length > max ? v.slice(0, max) + "…" : v) : undefined);
 const said = (body: Record<string, unknown>): Said => ({ slug: cut(body.slug, 60), url: cut(body.url, 300) });
+
+/**
+ * The row's slug, URL and domain when they are valid on their own: a row that cannot be created (an
+ * expiry now past, a password no export carries, any other field) is still skipped when its slug
+ * already points at its URL in the workspace, so an export imports back, and a file runs twice,
+ * without a reject for a link that is there.
+ */
+function presentOf(body: Record<string, unknown>): Present | undefined {
+  if (body.slug === undefined) return undefined;
+  const p = createLinkInput.safeParse({ url: body.url, slug: body.slug, ...(body.domain ? { domain: body.domain } : {}) });
+  return p.success && p.data.slug !== undefined ? { slug: p.data.slug, url: p.data.url, domain: p.data.domain ?? null } : undefined;
+}
 
 const reject = (row: number, error: string, fields?: Fields, from: Said = {}): { reject: ImportReject } => ({
   reject: {
@@ -319,12 +333,15 @@ export function checkRow(
   const candidate = readRow(format, mapping, columns, record);
   const from = said(candidate.body);
   if ((candidate as { passwordProtected?: boolean }).passwordProtected) {
-    return reject(
-      row,
-      "PASSWORD_NOT_EXPORTABLE",
-      { password: ["the link had a visit password, which no export carries; it was not imported, so it does not become public"] },
-      from,
-    );
+    return {
+      ...reject(
+        row,
+        "PASSWORD_NOT_EXPORTABLE",
+        { password: ["the link had a visit password, which no export carries; it was not imported, so it does not become public"] },
+        from,
+      ),
+      present: presentOf(candidate.body),
+    };
   }
   const body = { ...candidate.body };
   if (typeof body.title === "string") {
@@ -348,7 +365,7 @@ export function checkRow(
     }
   }
   for (const [k, v] of Object.entries(candidate.fields)) fields[k] = [...(fields[k] ?? []), ...v];
-  if (error || Object.keys(fields).length) return reject(row, error ?? "VALIDATION_FAILED", fields, from);
+  if (error || Object.keys(fields).length) return { ...reject(row, error ?? "VALIDATION_FAILED", fields, from), present: presentOf(body) };
   return { ok: { row, input: parsed.data!, createdAt: candidate.createdAt } };
 }
 
@@ -389,10 +406,11 @@ type Target = { p: Placed; domainId: string | null; domainName: string | null; s
  * links to its URL (so a second run of a file creates nothing), else gets a generated slug. The
  * unique indexes decide races with concurrent writers (ON CONFLICT DO NOTHING, then a second look).
  */
-async function placeRows(lt: LinkTx, ctx: PlaceContext, rows: Placed[]): Promise<BatchOutcome> {
+async function placeRows(lt: LinkTx, ctx: PlaceContext, rows: Placed[], rejected: { reject: ImportReject; present: Present }[] = []): Promise<BatchOutcome> {
   const placer = new RowPlacer(lt, ctx);
   const placed = placer.onTheirDomains(rows);
   await placer.claimOwnSlugs(placed.filter((r) => r.p.input.slug !== undefined));
+  await placer.skipPresent(rejected);
   await placer.skipLinkedUrls(placed.filter((r) => r.p.input.slug === undefined).map((r) => ({ ...r, slug: "", generated: true })));
   for (let round = 0; placer.pending(); round++) {
     await placer.generateSlugs(round);
@@ -463,6 +481,18 @@ class RowPlacer {
         else if (this.sameLink(other, r.p.input.url)) this.out.skipped++;
         else this.taken(r, onConflict.name);
       } else this.taken(r);
+    }
+  }
+
+  /** Rejected rows whose link is already there (their slug on their domain, at their URL, in the workspace) are skipped; the rest stay rejected. */
+  async skipPresent(rows: { reject: ImportReject; present: Present }[]): Promise<void> {
+    if (!rows.length) return;
+    const there = await owners(this.lt.db, [...new Set(rows.map((r) => r.present.slug))], this.domainIds);
+    for (const { reject: why, present } of rows) {
+      const domainId = present.domain === null ? null : this.ctx.domains.get(present.domain);
+      const key = domainId === undefined ? undefined : placeKey(domainId, present.slug);
+      if (key !== undefined && this.sameLink(this.claimed.get(key) ?? there.get(key), present.url)) this.out.skipped++;
+      else this.out.rejects.push(why);
     }
   }
 
@@ -663,8 +693,9 @@ async function commitBatch(deps: ImportDeps, job: JobRow, ctx: PlaceContext, own
       .returning({ rejected: importJobs.rejected, moved: sql<number>`jsonb_array_length(${importJobs.moved})` });
     if (!locked) return null;
     const ok = batch.flatMap((c) => ("ok" in c ? [c.ok] : []));
-    const outcome = await placeRows(lt, ctx, ok);
-    const rejects = [...batch.flatMap((c) => ("reject" in c ? [c.reject] : [])), ...outcome.rejects].sort((a, b) => a.row - b.row);
+    const present = batch.flatMap((c) => ("reject" in c && c.present ? [{ reject: c.reject, present: c.present }] : []));
+    const outcome = await placeRows(lt, ctx, ok, present);
+    const rejects = [...batch.flatMap((c) => ("reject" in c && !c.present ? [c.reject] : [])), ...outcome.rejects].sort((a, b) => a.row - b.row);
     const room = Math.max(0, MAX_STORED_REJECTS - locked.rejected);
     const [row] = await tx
       .update(importJobs)

@@ -152,6 +152,31 @@ describe("import: the generic format", () => {
     expect((await live(user.workspaceId)).length).toBe(3);
   });
 
+  it("skips a row whose link is already there even when the row could not be created now (an expired link's export); a row whose slug is free or taken by another URL keeps its reject", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const soon = Date.now() + 60_000;
+    const first = await importCsv(`url,slug,expires_at\nhttps://example.com/e,e-${s},${soon}\n`, { user });
+    expect(first.summary).toMatchObject({ created: 1 });
+    // The link has expired since: its export row says so.
+    await t.app.db
+      .update(links)
+      .set({ expiresAt: 1000 })
+      .where(eq(links.slug, `e-${s}`));
+    const csv = [
+      "url,slug,expires_at",
+      `https://example.com/e,e-${s},1000`,
+      `https://example.com/free,free-${s},1000`,
+      `https://example.com/other,e-${s},1000`,
+    ].join("\n");
+    const again = await importCsv(csv, { user });
+    expect(again.summary).toMatchObject({ rows: 3, created: 0, skipped: 1, rejected: 2 });
+    expect(again.summary.rejects.map((r) => [r.row, r.error])).toEqual([
+      [2, "EXPIRES_AT_IN_THE_PAST"],
+      [3, "EXPIRES_AT_IN_THE_PAST"],
+    ]);
+  });
+
   it("rejects a slug taken by another link (another URL, or another workspace) with LINK_ID_ALREADY_IN_USE, also within the file", async () => {
     const other = await t.user();
     const user = await t.user();
@@ -605,6 +630,16 @@ describe("import: links that had a password", () => {
       },
     ]);
     expect((await bySlug(user.workspaceId)).has(`locked-${s}`)).toBe(false);
+  });
+  it("skips such a row when its link is already there (imported before it had a password, or its own export read back)", async () => {
+    const user = await t.user();
+    const s = rnd();
+    const head = "id,address,banned,created_at,updated_at,description,expire_in,password,target,visit_count,domain,link";
+    const row = (password: boolean) =>
+      `1,kept-${s},false,2024-01-15T09:12:00Z,2024-01-15T09:12:00Z,Secret,,${password},https://example.com/kept,0,,https://kutt.it/kept-${s}`;
+    expect((await importCsv(`${head}\n${row(false)}`, { user })).summary).toMatchObject({ created: 1 });
+    const r = await importCsv(`${head}\n${row(true)}`, { user });
+    expect(r.summary).toMatchObject({ rows: 1, created: 0, skipped: 1, rejected: 0, rejects: [] });
   });
 });
 
