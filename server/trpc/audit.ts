@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { eq, sql } from "drizzle-orm";
 import type { OpenApiMeta } from "trpc-openapi";
 import type { DbOrTx } from "../../db/client";
@@ -23,8 +24,8 @@ export type AuditEvent = {
   changes: string[] | Record<string, number> | null;
 };
 
-/** A call that succeeded: who, with what, what it answered, and when it began (ms). */
-export type AuditCall = { actor: Actor; input: Record<string, unknown>; output: unknown; db: DbOrTx; startedAt: number };
+/** A call that succeeded: who, with what, what it answered, when it began (ms), and its target as read before it (when its procedure reads one). */
+export type AuditCall = { actor: Actor; input: Record<string, unknown>; output: unknown; db: DbOrTx; startedAt: number; before?: unknown };
 export type AuditRule = (call: AuditCall) => AuditEvent[] | Promise<AuditEvent[]>;
 
 type MetaLike = { openapi?: OpenApiMeta["openapi"]; audit?: AuditRule | false };
@@ -34,6 +35,16 @@ export const memberNames = (input: Record<string, unknown>, omit: readonly strin
   Object.keys(input)
     .filter((k) => !omit.includes(k))
     .sort();
+
+/**
+ * The members of `names` the change moved: those whose value in the answer differs from the target
+ * as read before, and those the answer does not show (a password: a write can only be taken as a
+ * change). Without a snapshot, every name.
+ */
+export function changedOnly(names: string[], before: unknown, output: unknown): string[] {
+  if (!isObject(before) || !isObject(output)) return names;
+  return names.filter((k) => !(k in output) || !(k in before) || !isDeepStrictEqual(before[k], output[k]));
+}
 
 const idOf = (output: unknown): string | null => {
   if (!isObject(output)) return null;
@@ -64,9 +75,9 @@ export function derivedRule(method: string, path: string): AuditRule | null {
   const type = singular(verb ? literals.at(-2)! : lastLiteral);
   const targetParam = lastPart.startsWith("{") || verb ? params.at(-1) : undefined;
   const action = verb ? pastTense(verb) : method === "POST" ? "created" : method === "DELETE" ? "deleted" : "updated";
-  return ({ actor, input, output }) => {
+  return ({ actor, input, output, before }) => {
     const targetId = targetParam ? String(input[targetParam] ?? "") || null : idOf(output);
-    const changes = method === "DELETE" ? [] : memberNames(input, params);
+    const changes = method === "DELETE" ? [] : changedOnly(memberNames(input, params), before, output);
     return [{ workspaceId: actor.workspaceId, action: `${type}.${action}`, targetType: type, targetId, changes }];
   };
 }

@@ -44,6 +44,11 @@ export type Meta = OpenApiMeta & {
   refusesViewers?: true;
   /** What the audit log records, in the procedure's transaction, when it succeeds (see audit.ts); false: nothing. */
   audit?: AuditRule | false;
+  /**
+   * The target as its read answers it, before the change (read in the change's transaction): the
+   * audit event then names only the members whose value the change moved (see audit.ts changedOnly).
+   */
+  auditBefore?: (app: AppServices, actor: Actor, input: Record<string, unknown>) => Promise<unknown>;
   /** Takes an `Idempotency-Key` header (see idempotency.ts): a repeated call answers the first answer again. */
   idempotent?: true;
   /**
@@ -200,20 +205,35 @@ export const auditMiddleware = t.middleware(async ({ ctx, path, type, meta, rawI
     return next({ ctx: { auditHandoff } });
   }
   if (!rule || !actor) return next({ ctx: none });
+  const input = isObject(rawInput) ? rawInput : {};
   return inAuditedTransaction(ctx.app, async ({ app, tx }) => {
+    const before = meta?.auditBefore ? await targetBefore(app, meta.auditBefore, actor, input) : undefined;
     const result = await next({ ctx: { ...none, app, read: <T>(fn: (db: Db) => Promise<T>) => fn(app.db) } });
     if (!result.ok) {
       if (toPublicError(result.error).status >= 500 || !(await stillOpen(tx))) return rollBack(result);
       if (claim) await settleKey(tx, claim, result);
       return result;
     }
-    const events = await rule({ actor, input: isObject(rawInput) ? rawInput : {}, output: result.data, db: tx, startedAt });
+    const events = await rule({ actor, input, output: result.data, db: tx, startedAt, before });
     await auditWriter.write(tx, actor, events);
     // The answer a repeated Idempotency-Key is given again lands with the change it reports.
     if (claim) await settleKey(tx, claim, result);
     return result;
   });
 });
+
+/**
+ * The target before the change, in a savepoint of the change's transaction: the input is not checked
+ * yet, so a read that fails (no such target, a malformed id) leaves the transaction as it was and
+ * gives no snapshot (then every member sent counts as changed, and the procedure answers the error).
+ */
+async function targetBefore(app: AppServices, read: NonNullable<Meta["auditBefore"]>, actor: Actor, input: Record<string, unknown>): Promise<unknown> {
+  try {
+    return await app.db.transaction(() => read(app, actor, input));
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Idempotent creation (procedures whose meta says `idempotent`): the key is taken before the audited

@@ -47,7 +47,7 @@ export const auditEventOutput = z.object({
   changes: z
     .union([z.array(z.string()), z.record(z.string(), z.number())])
     .nullable()
-    .describe("The names of the members that were set or changed (never their values); a bulk action's or an import's counts."),
+    .describe("The names of the members a create set or a change moved (never their values); a bulk action's or an import's counts."),
 });
 
 export const auditListOutput = z.object({

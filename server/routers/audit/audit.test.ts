@@ -60,6 +60,41 @@ describe("GET /audit", () => {
     expect(JSON.stringify(mine)).not.toContain("example.com/b");
   });
 
+  it("an update names only the members whose value it changed; one that changes nothing names none (links, linktrees, items, webhooks, domains, members, the workspace)", async () => {
+    const link = (await call("POST", "/links", owner.cookie, { url: "https://example.com/same" })).json.id;
+    const tree = (await call("POST", "/linktrees", owner.cookie, { slug: `c${uniq()}`, title: "Page" })).json.id;
+    const item = (await call("POST", `/linktrees/${tree}/items`, owner.cookie, { title: "One", url: "https://example.com/1" })).json.id;
+    const hook = (await call("POST", "/webhooks", owner.cookie, { url: "https://example.com/hook", events: ["link.created"] })).json.id;
+    const domain = (await call("POST", "/domains", owner.cookie, { name: `same-${uniq()}.example.com` })).json.id;
+    const mate = await person(t);
+    await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: mate.email, role: "member" });
+    expect((await call("POST", "/invites/accept", mate.cookie, { token: invitationToken(t.app, mate.email) })).status).toBe(200);
+    const name = (await call("GET", "/workspaces", owner.cookie)).json.workspaces.find((w: { id: string }) => w.id === ws).name;
+    const calls: [string, string, Record<string, unknown>][] = [
+      [`/links/${link}`, link, { url: "https://example.com/same", tags: ["new"] }],
+      [`/links/${link}`, link, { url: "https://example.com/same", tags: ["new"] }],
+      [`/linktrees/${tree}`, tree, { title: "Page", bio: "Hello" }],
+      [`/linktrees/${tree}/items/${item}`, item, { title: "One", url: "https://example.com/2" }],
+      [`/webhooks/${hook}`, hook, { url: "https://example.com/hook", active: false }],
+      [`/domains/${domain}`, domain, { not_found_url: null }],
+      [`/workspaces/${ws}/members/${mate.id}`, mate.id, { role: "member" }],
+      [`/workspaces/${ws}`, ws, { name }],
+    ];
+    const before = (await log()).length;
+    for (const [p, , body] of calls) expect((await call("PATCH", p, owner.cookie, body)).status, p).toBe(200);
+    const events = (await log()).slice(0, (await log()).length - before).reverse();
+    expect(events.map((e) => [e.target.id, e.changes])).toEqual([
+      [link, ["tags"]],
+      [link, []],
+      [tree, ["bio"]],
+      [item, ["url"]],
+      [hook, ["active"]],
+      [domain, []],
+      [mate.id, []],
+      [ws, []],
+    ]);
+  });
+
   it("a change made with a token names the token", async () => {
     const { token, id: tokenId } = await issueToken(t.app.db, owner.id, "ci", ws).then((r) => ({ token: r.token, id: r.record.id }));
     const r = await call("POST", "/linktrees", { authorization: `Bearer ${token}` }, { slug: `a${uniq()}`, title: "Page" });

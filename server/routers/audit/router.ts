@@ -16,7 +16,7 @@ export const auditRouter = router({
         description:
           "Who created, changed or deleted what in the caller's workspace (links, linktrees and their items, domains, webhooks, tokens, members, " +
           "invitations and the workspace itself; an import is one event with its counts), newest first, 50 a page unless `limit` says otherwise. " +
-          "`changes` names the members that were set, never their values. Kept 400 days. Owners only: members and viewers get 403 FORBIDDEN. " +
+          "`changes` names the members a create set or a change moved (an update sending a member's current value does not name it), never their values. Kept 400 days. Owners only: members and viewers get 403 FORBIDDEN. " +
           "`actor`, `action`, `target_type` and `target_id` keep only the events that match each one given; pages keep them (pass them with `cursor`). " +
           "A `cursor` that is not a `next_cursor`, or a filter of the wrong shape, answers 400 naming it.",
         protect: true,

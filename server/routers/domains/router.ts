@@ -54,7 +54,7 @@ export const domainRouter = router({
     .mutation(({ ctx, input }) => verifyDomain(ctx.app, ctx.actor, input.id)),
 
   update: authedProcedure
-    .meta({ scope: "domains:write" })
+    .meta({ scope: "domains:write", auditBefore: async (app, actor, input) => (await listDomains(app, actor)).find((d) => d.id === input.id) })
     .meta(
       api("PATCH", "/domains/{id}", "Update a domain", "`not_found_url`: where an unknown slug and `/` on the domain redirect (302); null answers 404 there."),
     )

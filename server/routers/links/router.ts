@@ -116,6 +116,7 @@ export const linkRouter = router({
         protect: true,
       },
       errors: [409],
+      auditBefore: (app, actor, input) => getLink(app, actor, String(input.id)),
     })
     .use(runtimeChecks(updateLinkInput, updateLinkChecks))
     .input(updateLinkInput)

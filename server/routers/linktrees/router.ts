@@ -80,6 +80,7 @@ export const linktreeRouter = router({
         "At least one member. Renaming the slug moves the reservation (409 SLUG_ALREADY_IN_USE when taken); `published` switches the public page on and off.",
       ),
       errors: [409],
+      auditBefore: (app, actor, input) => getLinktree(app, actor, String(input.id)),
     })
     .use(runtimeChecks(updateLinktreeInput, linktreeChecks))
     .input(updateLinktreeInput)
@@ -120,7 +121,10 @@ export const linktreeRouter = router({
     .mutation(({ ctx, input }) => createItem(ctx.app, ctx.actor, input)),
 
   updateItem: authedProcedure
-    .meta({ scope: "linktrees:write" })
+    .meta({
+      scope: "linktrees:write",
+      auditBefore: async (app, actor, input) => (await getLinktree(app, actor, String(input.id))).items.find((i) => i.id === input.itemId),
+    })
     .meta(
       api(
         "PATCH",

@@ -66,6 +66,7 @@ export const webhookRouter = router({
         "Changes `url`, `events` or `active`. Turning an endpoint off gives up its pending deliveries; turning it on again clears `disabled_reason`. " +
           URL_RULE,
       ),
+      auditBefore: async (app, actor, input) => (await listWebhooks(app, actor)).find((w) => w.id === input.id),
     })
     .use(runtimeChecks(updateWebhookInput, webhookUrlChecks))
     .input(updateWebhookInput)

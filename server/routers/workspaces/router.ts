@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { publicProcedure, router, sessionOnlyProcedure, type Meta, contract } from "../../trpc/init";
-import { memberNames, type AuditRule } from "../../trpc/audit";
+import { changedOnly, memberNames, type AuditRule } from "../../trpc/audit";
 import { accountOutput } from "../account";
 import {
   acceptInviteInput,
@@ -49,13 +49,13 @@ const internal = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}
 /** An audit event in the workspace `ws` of the call; its target is named by `target`. */
 const event =
   (action: string, targetType: string, target: (input: Record<string, unknown>, output: unknown) => unknown, ws?: (output: unknown) => unknown): AuditRule =>
-  ({ input, output }) => [
+  ({ input, output, before }) => [
     {
       workspaceId: String((ws ? ws(output) : input.id) ?? ""),
       action,
       targetType,
       targetId: (target(input, output) as string | undefined) ?? null,
-      changes: memberNames(input, ["id", "userId", "inviteId", "token"]),
+      changes: changedOnly(memberNames(input, ["id", "userId", "inviteId", "token"]), before, output),
     },
   ];
 const out = (o: unknown) => o as { id: string; workspace: { id: string } };
@@ -102,7 +102,11 @@ export const workspaceRouter = router({
     .query(({ ctx, input }) => locateObject(ctx.app.db, ctx.actor, input.type, input.id)),
 
   update: sessionOnlyProcedure
-    .meta({ ...internal("PATCH", "/workspaces/{id}", "Rename a workspace", "Owners only."), audit: event("workspace.updated", "workspace", (i) => i.id) })
+    .meta({
+      ...internal("PATCH", "/workspaces/{id}", "Rename a workspace", "Owners only."),
+      audit: event("workspace.updated", "workspace", (i) => i.id),
+      auditBefore: async (app, actor, input) => (await listWorkspaces(app.db, actor)).find((w) => w.id === input.id),
+    })
     .input(updateWorkspaceInput)
     .output(contract(workspaceOutput))
     .mutation(({ ctx, input }) => renameWorkspace(ctx.app.db, ctx.actor, input.id, input.name)),
@@ -183,6 +187,7 @@ export const workspaceRouter = router({
         "Owners only. `role`: `owner`, `member` or `viewer`. Leaving no owner: 409 LAST_OWNER.",
       ),
       audit: event("member.updated", "member", (i) => i.userId),
+      auditBefore: async (app, actor, input) => (await listMembers(app.db, actor, String(input.id))).members.find((m) => m.user_id === input.userId),
     })
     .input(updateMemberInput)
     .output(contract(memberOutput))
