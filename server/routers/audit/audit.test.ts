@@ -95,6 +95,21 @@ describe("GET /audit", () => {
     ]);
   });
 
+  it("removing a member logs each of their tokens the removal revoked", async () => {
+    const mate = await person(t);
+    await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: mate.email, role: "member" });
+    expect((await call("POST", "/invites/accept", mate.cookie, { token: invitationToken(t.app, mate.email) })).status).toBe(200);
+    expect((await call("POST", `/workspaces/${ws}/switch`, mate.cookie)).status).toBe(200);
+    const token = await call("POST", "/account/tokens", mate.cookie, { name: "mine" });
+    expect(token.status).toBe(201);
+    expect((await call("DELETE", `/workspaces/${ws}/members/${mate.id}`, owner.cookie)).status).toBe(204);
+    const events = await log();
+    const removed = events.find((e) => e.action === "member.removed" && e.target.id === mate.id);
+    const revoked = events.find((e) => e.action === "token.deleted" && e.target.id === token.json.record.id);
+    expect(removed).toMatchObject({ target: { type: "member", id: mate.id }, actor: { user_id: owner.id } });
+    expect(revoked).toMatchObject({ target: { type: "token", id: token.json.record.id }, actor: { user_id: owner.id }, changes: [] });
+  });
+
   it("a change made with a token names the token", async () => {
     const { token, id: tokenId } = await issueToken(t.app.db, owner.id, "ci", ws).then((r) => ({ token: r.token, id: r.record.id }));
     const r = await call("POST", "/linktrees", { authorization: `Bearer ${token}` }, { slug: `a${uniq()}`, title: "Page" });

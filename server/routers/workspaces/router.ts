@@ -27,6 +27,7 @@ import {
   deleteWorkspace,
   listMembers,
   listWorkspaces,
+  liveTokenIds,
   locateObject,
   previewInvite,
   removeMember,
@@ -202,7 +203,9 @@ export const workspaceRouter = router({
         "Owners, or the member themself. Leaving no owner: 409 LAST_OWNER. The member's tokens bound to the workspace stop working at once.",
       ),
       successStatus: 204,
-      audit: ({ actor, input }) => [
+      // The member's tokens bound to the workspace are revoked with the membership: each is an event too.
+      auditBefore: (app, _actor, input) => liveTokenIds(app.db, String(input.id), String(input.userId)),
+      audit: ({ actor, input, before }) => [
         {
           workspaceId: String(input.id),
           action: input.userId === actor.userId ? "member.left" : "member.removed",
@@ -210,6 +213,13 @@ export const workspaceRouter = router({
           targetId: String(input.userId),
           changes: [],
         },
+        ...(Array.isArray(before) ? (before as string[]) : []).map((id) => ({
+          workspaceId: String(input.id),
+          action: "token.deleted",
+          targetType: "token",
+          targetId: id,
+          changes: [],
+        })),
       ],
     })
     .input(memberIdInput)

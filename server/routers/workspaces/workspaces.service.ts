@@ -355,6 +355,15 @@ export async function setMemberRole(
  * answer waits until every instance dropped its cached token look-ups, so this holds from the very
  * next request on every instance.
  */
+/** The ids of a member's working tokens bound to the workspace: what removing the member revokes. */
+export async function liveTokenIds(db: DbOrTx, workspaceId: string, userId: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: apiTokens.id })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.workspaceId, workspaceId), eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt)));
+  return rows.map((r) => r.id).sort();
+}
+
 export async function removeMember(app: Pick<AppServices, "db" | "invalidateCredentials">, actor: Actor, id: string, userId: string): Promise<void> {
   await app.db.transaction(async (tx) => {
     const self = userId === actor.userId;
