@@ -10,6 +10,7 @@ import type { AppServices } from "../../core/services";
 import type { Actor, RequestInfo } from "../../trpc/context";
 import { codeMail, consumeEmailCode, createEmailCode, invalidCode } from "../auth";
 import type { AccountDto } from "./account.schema";
+import { writeAuditEvents } from "../../trpc/audit";
 
 const emailInUse = () => new AppError("EMAIL_IN_USE", { message: "e-mail address belongs to another account" });
 
@@ -122,6 +123,23 @@ export async function dropCaches(app: Pick<AppServices, "invalidateCredentials" 
  * one the user is the only member of is deleted like the personal one; one where the user is the
  * last owner and others remain answers 409 LAST_OWNER and nothing changes.
  */
+/**
+ * The logs of the teams a deleted account leaves: its leaving, and each of its tokens bound to the
+ * team (deleted with the account), written while the account is still there to name.
+ */
+async function logLeaving(tx: DbOrTx, userId: string, teams: string[]): Promise<void> {
+  if (!teams.length) return;
+  const tokens = await tx
+    .select({ id: apiTokens.id, workspaceId: apiTokens.workspaceId })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.userId, userId), inArray(apiTokens.workspaceId, teams), isNull(apiTokens.revokedAt)));
+  const event = (workspaceId: string, action: string, targetType: string, targetId: string) => ({ workspaceId, action, targetType, targetId, changes: [] });
+  await writeAuditEvents(tx, { userId }, [
+    ...teams.map((w) => event(w, "member.left", "member", userId)),
+    ...tokens.map((t) => event(t.workspaceId!, "token.deleted", "token", t.id)),
+  ]);
+}
+
 export async function deleteAccount(
   app: Pick<AppServices, "db" | "invalidateCredentials" | "invalidateDomains" | "invalidateSlugs">,
   userId: string,
@@ -148,6 +166,11 @@ export async function deleteAccount(
     }
     const purged: Purged = { cacheKeys: [], domains: 0 };
     for (const id of emptied) await purgeWorkspace(tx, id, purged);
+    await logLeaving(
+      tx,
+      userId,
+      shared.map((w) => w.id).filter((id) => !emptied.includes(id)),
+    );
     await tx.delete(apiTokens).where(eq(apiTokens.userId, userId));
     await tx.delete(sessions).where(eq(sessions.userId, userId));
     await tx.delete(emailCodes).where(eq(emailCodes.userId, userId));

@@ -110,6 +110,21 @@ describe("GET /audit", () => {
     expect(revoked).toMatchObject({ target: { type: "token", id: token.json.record.id }, actor: { user_id: owner.id }, changes: [] });
   });
 
+  it("an account deleted leaves in each team's log its leaving and each of its tokens there, named by its e-mail", async () => {
+    const mate = await person(t);
+    await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: mate.email, role: "member" });
+    expect((await call("POST", "/invites/accept", mate.cookie, { token: invitationToken(t.app, mate.email) })).status).toBe(200);
+    expect((await call("POST", `/workspaces/${ws}/switch`, mate.cookie)).status).toBe(200);
+    const token = await call("POST", "/account/tokens", mate.cookie, { name: "mine" });
+    expect(token.status).toBe(201);
+    expect((await call("DELETE", "/account", mate.cookie)).status).toBe(204);
+    const events = await log();
+    const left = events.find((e) => e.action === "member.left" && e.target.id === mate.id);
+    const revoked = events.find((e) => e.action === "token.deleted" && e.target.id === token.json.record.id);
+    expect(left).toMatchObject({ target: { type: "member", id: mate.id }, actor: { user_id: mate.id, email: mate.email } });
+    expect(revoked).toMatchObject({ target: { type: "token", id: token.json.record.id }, actor: { user_id: mate.id, email: mate.email } });
+  });
+
   it("a change made with a token names the token", async () => {
     const { token, id: tokenId } = await issueToken(t.app.db, owner.id, "ci", ws).then((r) => ({ token: r.token, id: r.record.id }));
     const r = await call("POST", "/linktrees", { authorization: `Bearer ${token}` }, { slug: `a${uniq()}`, title: "Page" });
