@@ -48,6 +48,7 @@ function described(action: string, type: string): string {
     created: `created a ${noun}`,
     updated: `changed a ${noun}`,
     deleted: `deleted a ${noun}`,
+    // Written by earlier releases, one event per bulk call, and kept as long as any event.
     bulk_created: "created links in bulk",
     bulk_updated: "changed several links",
     bulk_deleted: "deleted several links",

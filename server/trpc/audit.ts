@@ -14,7 +14,7 @@ import { isObject } from "../lib/input";
  * link.updated, POST /domains/{id}/verify → domain.verified). So a new REST write is logged with no
  * code of its own, and a test walks every mutation to make sure each one has been decided.
  * `changes` holds member names only, never their values, so no password or secret can reach the log;
- * an import, and the dashboard's bulk actions, hold their counts instead.
+ * an import holds its counts instead.
  */
 export type AuditEvent = {
   workspaceId: string;
@@ -99,16 +99,16 @@ const RULES: Record<string, AuditRule | false> = {
       changes: isObject(made[k]) ? memberNames(made[k]) : [],
     }));
   },
-  // The dashboard's bulk actions, on chosen links or on every link a filter matches: how many links
-  // the member was changed on (or were deleted).
-  "link.bulkTag": bulk("link.bulk_updated", "tags"),
-  "link.bulkExpiry": bulk("link.bulk_updated", "expires_at"),
-  "link.bulkDelete": bulk("link.bulk_deleted", "deleted"),
-  "link.bulkArchive": bulk("link.bulk_updated", "archived"),
-  "link.bulkTagMatching": bulk("link.bulk_updated", "tags"),
-  "link.bulkExpiryMatching": bulk("link.bulk_updated", "expires_at"),
-  "link.bulkDeleteMatching": bulk("link.bulk_deleted", "deleted"),
-  "link.bulkArchiveMatching": bulk("link.bulk_updated", "archived"),
+  // The dashboard's bulk actions, on chosen links or on every link a filter matches: the link store
+  // logs each link it changed, as a single edit or delete would be, in the change's transaction.
+  "link.bulkTag": false,
+  "link.bulkExpiry": false,
+  "link.bulkDelete": false,
+  "link.bulkArchive": false,
+  "link.bulkTagMatching": false,
+  "link.bulkExpiryMatching": false,
+  "link.bulkDeleteMatching": false,
+  "link.bulkArchiveMatching": false,
   // A look-up that verified nothing, or a domain verified before, changes nothing: only the call that
   // verified it (its verified_at is this call's) is an event.
   "domain.verify": ({ actor, input, output, startedAt }) =>
@@ -142,22 +142,6 @@ const RULES: Record<string, AuditRule | false> = {
   "health.check": false,
 };
 
-const bulkEvent = (actor: Actor, action: string, counts: Record<string, number>): AuditEvent => ({
-  workspaceId: actor.workspaceId,
-  action,
-  targetType: "link",
-  targetId: null,
-  changes: counts,
-});
-
-/** A bulk action answers `{updated}`: the number of links it changed, logged under `member`. */
-function bulk(action: string, member: string): AuditRule {
-  return ({ actor, output }) => {
-    const n = isObject(output) && typeof output.updated === "number" ? output.updated : 0;
-    return [bulkEvent(actor, action, { [member]: n })];
-  };
-}
-
 /** The rule of a procedure; undefined: none decided (the walk over every mutation fails on it). */
 export function auditRuleOf(path: string, meta: MetaLike | undefined): AuditRule | false | undefined {
   if (meta?.audit !== undefined) return meta.audit;
@@ -177,7 +161,8 @@ export const auditWriter = { write: (db: DbOrTx, actor: Pick<Actor, "userId" | "
 
 /** Writes events as done by `actor` (its e-mail as it is now, the token when a token did it). */
 export async function writeAuditEvents(db: DbOrTx, actor: Pick<Actor, "userId" | "tokenId">, events: AuditEvent[], at = Date.now()): Promise<void> {
-  if (events.length) await auditEventsInsert(db, actor, events, at);
+  // A statement's bind parameters stay far below PostgreSQL's limit (a bulk action may change thousands of links).
+  for (let i = 0; i < events.length; i += 1000) await auditEventsInsert(db, actor, events.slice(i, i + 1000), at);
 }
 
 /**

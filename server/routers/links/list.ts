@@ -9,6 +9,7 @@ import { MAX_TAGS } from "./links.schema";
 import { bulkLinkEvents, expirySet, linkDtos } from "./links.service";
 import { expiredAt, unexpiredAt, workspaceLinks } from "./link-status";
 import { inLinkTransaction, softDeleteLink, updateLink, type LinkRow, type LinkTx } from "./link-store";
+import { expiryChanges, logEach, type BulkLog } from "./bulk-audit";
 import { LIST_PAGE_SIZE, SPARK_DAYS, type ListInput, type ListOutput, type ListStatus } from "./list.schema";
 
 const DAY_MS = 86_400_000;
@@ -172,8 +173,20 @@ async function withLinkEvents(app: Pick<AppServices, "config">, lt: LinkTx, rows
   return rows;
 }
 
-async function bulkWrite(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, write: (lt: LinkTx) => Promise<LinkRow[]>): Promise<{ updated: number }> {
-  return { updated: (await inLinkTransaction(app, async (lt) => withLinkEvents(app, lt, await write(lt)))).length };
+async function bulkWrite(
+  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
+  logged: BulkLog,
+  write: (lt: LinkTx) => Promise<LinkRow[]>,
+): Promise<{ updated: number }> {
+  return {
+    updated: (
+      await inLinkTransaction(app, async (lt) => {
+        const rows = await withLinkEvents(app, lt, await write(lt));
+        await logEach(lt, logged, rows);
+        return rows;
+      })
+    ).length,
+  };
 }
 
 /** Adds and removes tags on every link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
@@ -182,7 +195,7 @@ export async function bulkTag(
   actor: Actor,
   input: { ids: string[]; add: string[]; remove: string[] },
 ) {
-  return bulkWrite(app, async (lt) => {
+  return bulkWrite(app, { actor, action: "link.updated", changes: ["tags"] }, async (lt) => {
     const rows = await lockOwnLinks(lt.db, actor, input.ids);
     const drop = new Set(input.remove);
     const next = rows.map((r) => ({ row: r, tags: [...new Set([...(r.tags ?? []), ...input.add])].filter((t) => !drop.has(t)).sort() }));
@@ -202,7 +215,7 @@ export async function bulkExpiry(
   actor: Actor,
   input: { ids: string[]; expires_at: number | null },
 ) {
-  return bulkWrite(app, async (lt) => {
+  return bulkWrite(app, { actor, action: "link.updated", changes: expiryChanges(input.expires_at) }, async (lt) => {
     const rows = await lockOwnLinks(lt.db, actor, input.ids);
     for (const row of rows) await updateLink(lt, row, expirySet(input.expires_at));
     return rows;
@@ -211,7 +224,7 @@ export async function bulkExpiry(
 
 /** Soft-deletes every link, as DELETE /links/{id} does one. */
 export async function bulkDelete(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, input: { ids: string[] }) {
-  return bulkWrite(app, async (lt) => {
+  return bulkWrite(app, { actor, action: "link.deleted", changes: [] }, async (lt) => {
     const rows = await lockOwnLinks(lt.db, actor, input.ids, true);
     const deleted: LinkRow[] = [];
     for (const row of rows) if (await softDeleteLink(lt, row)) deleted.push(row);
@@ -224,7 +237,7 @@ export async function bulkDelete(app: Pick<AppServices, "config" | "db" | "inval
  * whose state changes are written and counted; one already archived keeps its first archive time.
  */
 export async function bulkArchive(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, input: { ids: string[]; archived: boolean }) {
-  return bulkWrite(app, async (lt) => {
+  return bulkWrite(app, { actor, action: "link.updated", changes: ["archived"] }, async (lt) => {
     const rows = await lockOwnLinks(lt.db, actor, input.ids);
     const changed = rows.filter((r) => (r.archivedAt !== null) !== input.archived);
     const at = Date.now();
