@@ -22,6 +22,14 @@ describe("names in mail are inert: nothing a mail client turns into a link", () 
   });
 });
 
+it("the invitation says the role it gives: owner, member or viewer", () => {
+  const roles = (["owner", "member", "viewer"] as const).map((role) =>
+    inviteMail("a@example.com", { workspace: "Acme", invitedBy: null, role, acceptUrl: "http://app/i" }),
+  );
+  expect(roles.map((m) => /as (an owner|a member|a viewer)/.exec(m.text)?.[1])).toEqual(["an owner", "a member", "a viewer"]);
+  expect(roles[2].html).toContain("as a viewer");
+});
+
 it("a mail written to the outbox is logged without its recipient's address (logs hold no personal data)", async () => {
   const { mkdtempSync } = await import("node:fs");
   const os = await import("node:os");

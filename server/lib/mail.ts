@@ -60,7 +60,7 @@ export function inertName(name: string): string {
 export function inviteMail(to: string, opts: { workspace: string; invitedBy: string | null; role: Role; acceptUrl: string }): Mail {
   const who = opts.invitedBy === null ? "Someone" : `“${inertName(opts.invitedBy)}”`;
   const workspace = inertName(opts.workspace);
-  const as = opts.role === "owner" ? "an owner" : "a member";
+  const as = opts.role === "owner" ? "an owner" : opts.role === "viewer" ? "a viewer (who can read, not change)" : "a member";
   const subject = "You are invited to a workspace on Links";
   const text =
     `${who} invited you to join the workspace “${workspace}” on Links as ${as}.\n\n` +
