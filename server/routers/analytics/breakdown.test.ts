@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { links } from "../../../db/schema";
 import type { ClickRecord } from "../../core/clicks";
 import { clickTs } from "../../lib/ids";
 import { issueToken } from "../../lib/users";
@@ -172,6 +174,25 @@ describe("GET /analytics/breakdown", () => {
     await store([click(l.id, at - 1), click(l.id, at), click(l.id, at + 10), click(l.id, at + 11)]);
     const r = await get(`/links/${l.id}/analytics/breakdown?by=city&from=${at}&to=${at + 10}`);
     expect(r.json.rows).toEqual([{ key: "Berlin", clicks: 2, visitors: 2 }]);
+  });
+
+  it("with link_id it answers what GET /links/{id}/analytics/breakdown answers for that link, a linktree item's link included", async () => {
+    const tree = await t.caller(alice.auth).linktree.create({ slug: `bd-${Date.now().toString(36)}`, title: "Page" });
+    const item = await t.caller(alice.auth).linktree.createItem({ id: tree.id, title: "One", url: "https://dest.example/item" });
+    const [itemLink] = await t.app.db
+      .select({ id: links.id })
+      .from(links)
+      .where(eq(links.slug, item.short_url!.split("/").pop()!));
+    const own = await newLink();
+    const now = Date.now();
+    await store([click(itemLink.id, now - H), click(own.id, now - H, { country: "FR" })]);
+    for (const id of [itemLink.id, own.id]) {
+      const a = await get(`/links/${id}/analytics/breakdown?by=country`);
+      const b = await get(`/analytics/breakdown?by=country&link_id=${id}`);
+      expect(a.status).toBe(200);
+      expect(b.json).toEqual(a.json);
+      expect(b.json.total.clicks).toBe(1);
+    }
   });
 
   it("another workspace's link answers 404 on both paths", async () => {

@@ -451,9 +451,10 @@ async function timeBreakdown({ app, ids, q, tz, head, empty, filtered, scope, wo
  */
 export async function workspaceBreakdown(app: Pick<AppServices, "db">, actor: Actor, input: WorkspaceBreakdownInput, now = Date.now()): Promise<BreakdownDto> {
   const { link_id, ...q } = input;
-  const { ids } = await workspaceLinkIds(app, actor, link_id);
+  // With a link it is that link's breakdown, GET /links/{id}/analytics/breakdown's answer (any link of the workspace).
+  if (link_id !== undefined) return linkBreakdown(app, actor, { ...q, id: link_id }, now);
   // The summaries cover a whole workspace's short links.
-  return breakdownOf(app, ids, q, now, link_id === undefined ? actor.workspaceId : undefined);
+  return breakdownOf(app, (await workspaceLinkIds(app, actor, undefined)).ids, q, now, actor.workspaceId);
 }
 
 /** `GET /links/{id}/analytics/breakdown`: any link of the workspace, deleted ones included (as `GET /links/{id}/analytics`). */

@@ -67,7 +67,7 @@ export const analyticsRouter = router({
         path: "/analytics/breakdown",
         tags: [TAG],
         summary: "Clicks of the workspace grouped by one dimension",
-        description: `Clicks and unique visitors of the workspace's short links (deleted links included, linktree-owned links excluded), or of the one link named by \`link_id\`, grouped by \`by\`. ${BREAKDOWN_DOC}`,
+        description: `Clicks and unique visitors of the workspace's short links (deleted links included, linktree-owned links excluded), or of the one link named by \`link_id\` (any link of the workspace: the answer of GET /links/{id}/analytics/breakdown), grouped by \`by\`. ${BREAKDOWN_DOC}`,
         protect: true,
       },
     })
