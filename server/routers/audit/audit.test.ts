@@ -34,6 +34,17 @@ async function log(): Promise<Event[]> {
   return r.json.events;
 }
 
+/** A new member of the team who switched to it and made a token there. */
+async function teammateWithToken(): Promise<{ mate: Person; tokenId: string }> {
+  const mate = await person(t);
+  await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: mate.email, role: "member" });
+  expect((await call("POST", "/invites/accept", mate.cookie, { token: invitationToken(t.app, mate.email) })).status).toBe(200);
+  expect((await call("POST", `/workspaces/${ws}/switch`, mate.cookie)).status).toBe(200);
+  const token = await call("POST", "/account/tokens", mate.cookie, { name: "mine" });
+  expect(token.status).toBe(201);
+  return { mate, tokenId: token.json.record.id };
+}
+
 beforeAll(async () => {
   t = await createTestServer();
   call = caller(() => t.api);
@@ -96,33 +107,23 @@ describe("GET /audit", () => {
   });
 
   it("removing a member logs each of their tokens the removal revoked", async () => {
-    const mate = await person(t);
-    await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: mate.email, role: "member" });
-    expect((await call("POST", "/invites/accept", mate.cookie, { token: invitationToken(t.app, mate.email) })).status).toBe(200);
-    expect((await call("POST", `/workspaces/${ws}/switch`, mate.cookie)).status).toBe(200);
-    const token = await call("POST", "/account/tokens", mate.cookie, { name: "mine" });
-    expect(token.status).toBe(201);
+    const { mate, tokenId } = await teammateWithToken();
     expect((await call("DELETE", `/workspaces/${ws}/members/${mate.id}`, owner.cookie)).status).toBe(204);
     const events = await log();
     const removed = events.find((e) => e.action === "member.removed" && e.target.id === mate.id);
-    const revoked = events.find((e) => e.action === "token.deleted" && e.target.id === token.json.record.id);
+    const revoked = events.find((e) => e.action === "token.deleted" && e.target.id === tokenId);
     expect(removed).toMatchObject({ target: { type: "member", id: mate.id }, actor: { user_id: owner.id } });
-    expect(revoked).toMatchObject({ target: { type: "token", id: token.json.record.id }, actor: { user_id: owner.id }, changes: [] });
+    expect(revoked).toMatchObject({ target: { type: "token", id: tokenId }, actor: { user_id: owner.id }, changes: [] });
   });
 
   it("an account deleted leaves in each team's log its leaving and each of its tokens there, named by its e-mail", async () => {
-    const mate = await person(t);
-    await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: mate.email, role: "member" });
-    expect((await call("POST", "/invites/accept", mate.cookie, { token: invitationToken(t.app, mate.email) })).status).toBe(200);
-    expect((await call("POST", `/workspaces/${ws}/switch`, mate.cookie)).status).toBe(200);
-    const token = await call("POST", "/account/tokens", mate.cookie, { name: "mine" });
-    expect(token.status).toBe(201);
+    const { mate, tokenId } = await teammateWithToken();
     expect((await call("DELETE", "/account", mate.cookie)).status).toBe(204);
     const events = await log();
     const left = events.find((e) => e.action === "member.left" && e.target.id === mate.id);
-    const revoked = events.find((e) => e.action === "token.deleted" && e.target.id === token.json.record.id);
+    const revoked = events.find((e) => e.action === "token.deleted" && e.target.id === tokenId);
     expect(left).toMatchObject({ target: { type: "member", id: mate.id }, actor: { user_id: mate.id, email: mate.email } });
-    expect(revoked).toMatchObject({ target: { type: "token", id: token.json.record.id }, actor: { user_id: mate.id, email: mate.email } });
+    expect(revoked).toMatchObject({ target: { type: "token", id: tokenId }, actor: { user_id: mate.id, email: mate.email } });
   });
 
   it("a change made with a token names the token", async () => {

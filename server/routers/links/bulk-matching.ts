@@ -6,10 +6,10 @@ import { AppError, validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { expiresAtSchema, MAX_TAGS, TAG_RE } from "./links.schema";
-import { bulkLinkEvents, expirySet } from "./links.service";
-import { inLinkTransaction, updateLinks, type LinkRow, type LinkTx } from "./link-store";
+import { expirySet } from "./links.service";
+import { updateLinks } from "./link-store";
 import { filterConditions } from "./list";
-import { expiryChanges, logEach, type BulkLog } from "./bulk-audit";
+import { bulkWrite, expiryChanges } from "./bulk-write";
 import { listInput } from "./list.schema";
 import { text } from "../../lib/input";
 
@@ -70,25 +70,6 @@ async function lockMatching(tx: DbOrTx, app: Pick<AppServices, "config">, actor:
   return rows;
 }
 
-/** Runs the write in one transaction; the store drops the changed links from the redirect cache once it commits. */
-async function matchingWrite(
-  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
-  logged: BulkLog,
-  write: (lt: LinkTx) => Promise<LinkRow[]>,
-): Promise<{ updated: number }> {
-  return {
-    updated: (
-      await inLinkTransaction(app, async (lt) => {
-        const rows = await write(lt);
-        // The changed links' webhook events and audit events, in the change's transaction.
-        await bulkLinkEvents(lt.db, app.config, rows);
-        await logEach(lt, logged, rows);
-        return rows;
-      })
-    ).length,
-  };
-}
-
 /** Adds or removes one tag on every matching link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
 export async function bulkTagMatching(
   app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
@@ -96,7 +77,7 @@ export async function bulkTagMatching(
   input: z.output<typeof bulkTagMatchingInput>,
   now = Date.now(),
 ) {
-  return matchingWrite(app, { actor, action: "link.updated", changes: ["tags"] }, async (lt) => {
+  return bulkWrite(app, { actor, action: "link.updated", changes: ["tags"] }, async (lt) => {
     const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     const tag = (input.add ?? input.remove)!;
     const changed = rows.filter((r) => (r.tags ?? []).includes(tag) === (input.remove !== undefined));
@@ -124,7 +105,7 @@ export async function bulkExpiryMatching(
   input: z.output<typeof bulkExpiryMatchingInput>,
   now = Date.now(),
 ) {
-  return matchingWrite(app, { actor, action: "link.updated", changes: expiryChanges(input.expires_at) }, async (lt) => {
+  return bulkWrite(app, { actor, action: "link.updated", changes: expiryChanges(input.expires_at) }, async (lt) => {
     const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     await updateLinks(lt, rows, expirySet(input.expires_at), now);
     return rows;
@@ -138,7 +119,7 @@ export async function bulkDeleteMatching(
   input: z.output<typeof bulkDeleteMatchingInput>,
   now = Date.now(),
 ) {
-  return matchingWrite(app, { actor, action: "link.deleted", changes: [] }, async (lt) => {
+  return bulkWrite(app, { actor, action: "link.deleted", changes: [] }, async (lt) => {
     const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     // The filters select only the workspace's own live links of kind `link`; a linktree's never matches.
     if (rows.some((r) => r.kind !== "link")) throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
@@ -157,7 +138,7 @@ export async function bulkArchiveMatching(
   input: z.output<typeof bulkArchiveMatchingInput>,
   now = Date.now(),
 ) {
-  return matchingWrite(app, { actor, action: "link.updated", changes: ["archived"] }, async (lt) => {
+  return bulkWrite(app, { actor, action: "link.updated", changes: ["archived"] }, async (lt) => {
     const rows = await lockMatching(lt.db, app, actor, input.filters, input.expected, now);
     const changed = rows.filter((r) => (r.archivedAt !== null) !== input.archived);
     await updateLinks(lt, changed, { archivedAt: input.archived ? now : null }, now);

@@ -6,10 +6,10 @@ import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
 import { countClicks } from "../analytics";
 import { MAX_TAGS } from "./links.schema";
-import { bulkLinkEvents, expirySet, linkDtos } from "./links.service";
+import { expirySet, linkDtos } from "./links.service";
 import { expiredAt, unexpiredAt, workspaceLinks } from "./link-status";
-import { inLinkTransaction, softDeleteLink, updateLink, type LinkRow, type LinkTx } from "./link-store";
-import { expiryChanges, logEach, type BulkLog } from "./bulk-audit";
+import { softDeleteLink, updateLink, type LinkRow } from "./link-store";
+import { bulkWrite, expiryChanges } from "./bulk-write";
 import { LIST_PAGE_SIZE, SPARK_DAYS, type ListInput, type ListOutput, type ListStatus } from "./list.schema";
 
 const DAY_MS = 86_400_000;
@@ -164,29 +164,6 @@ async function lockOwnLinks(tx: DbOrTx, actor: Actor, ids: string[], allowDelete
   if (missing.length) throw new AppError("NOT_FOUND", { message: `no such link in this workspace: ${missing.join(", ")}` });
   if (usable.some((r) => r.kind !== "link")) throw new AppError("LINKTREE_LINK_NOT_EDITABLE");
   return usable;
-}
-
-/** Runs a bulk write in one transaction; the store drops the changed links from the redirect cache once it commits. */
-/** The changed links' webhook events, in the change's transaction. */
-async function withLinkEvents(app: Pick<AppServices, "config">, lt: LinkTx, rows: LinkRow[]): Promise<LinkRow[]> {
-  await bulkLinkEvents(lt.db, app.config, rows);
-  return rows;
-}
-
-async function bulkWrite(
-  app: Pick<AppServices, "config" | "db" | "invalidateSlugs">,
-  logged: BulkLog,
-  write: (lt: LinkTx) => Promise<LinkRow[]>,
-): Promise<{ updated: number }> {
-  return {
-    updated: (
-      await inLinkTransaction(app, async (lt) => {
-        const rows = await withLinkEvents(app, lt, await write(lt));
-        await logEach(lt, logged, rows);
-        return rows;
-      })
-    ).length,
-  };
 }
 
 /** Adds and removes tags on every link, all or none: a link that would pass `MAX_TAGS` fails the whole action. */
