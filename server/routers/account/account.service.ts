@@ -118,12 +118,6 @@ export async function dropCaches(app: Pick<AppServices, "invalidateCredentials" 
 }
 
 /**
- * Removes the user, its personal workspace, tokens, sessions, e-mail codes and every link of the
- * workspace in one transaction (see purgeWorkspace). Shared workspaces: the user's membership goes;
- * one the user is the only member of is deleted like the personal one; one where the user is the
- * last owner and others remain answers 409 LAST_OWNER and nothing changes.
- */
-/**
  * The logs of the teams a deleted account leaves: its leaving, and each of its tokens bound to the
  * team (deleted with the account), written while the account is still there to name.
  */
@@ -140,6 +134,12 @@ async function logLeaving(tx: DbOrTx, userId: string, teams: string[]): Promise<
   ]);
 }
 
+/**
+ * Removes the user, its personal workspace, tokens, sessions, e-mail codes and every link of the
+ * workspace in one transaction (see purgeWorkspace). Shared workspaces: the user's membership goes;
+ * one the user is the only member of is deleted like the personal one; one where the user is the
+ * last owner and others remain answers 409 LAST_OWNER and nothing changes.
+ */
 export async function deleteAccount(
   app: Pick<AppServices, "db" | "invalidateCredentials" | "invalidateDomains" | "invalidateSlugs">,
   userId: string,

@@ -47,7 +47,9 @@ export const auditEventOutput = z.object({
   changes: z
     .union([z.array(z.string()), z.record(z.string(), z.number())])
     .nullable()
-    .describe("The names of the members a create set or a change moved (never their values); a bulk action's or an import's counts."),
+    .describe(
+      "The names of the members a create set or a change moved (never their values); an import's counts (and a bulk action's, in events written before each changed link was its own event).",
+    ),
 });
 
 export const auditListOutput = z.object({
