@@ -79,27 +79,24 @@ export function Layout({ children }: { children: React.ReactNode }) {
 const navClass = ({ isActive }: { isActive: boolean }) =>
   `rounded-md px-2 py-1 text-sm font-medium no-underline hover:no-underline ${isActive ? "bg-slate-200 text-slate-900 dark:bg-slate-800 dark:text-white" : "text-slate-700 hover:bg-slate-100 dark:text-slate-300 dark:hover:bg-slate-800"}`;
 
+// The signed-in dashboard's sections, in the order of the menu.
+const SECTIONS = [
+  ["/links", "Links"],
+  ["/analytics", "Analytics"],
+  ["/linktrees", "Linktrees"],
+  ["/domains", "Domains"],
+  ["/webhooks", "Webhooks"],
+  ["/settings", "Settings"],
+] as const;
+
 function NavItems({ viewer }: { viewer: Viewer | null }) {
   return viewer ? (
     <>
-      <NavLink to="/links" className={navClass}>
-        Links
-      </NavLink>
-      <NavLink to="/analytics" className={navClass}>
-        Analytics
-      </NavLink>
-      <NavLink to="/linktrees" className={navClass}>
-        Linktrees
-      </NavLink>
-      <NavLink to="/domains" className={navClass}>
-        Domains
-      </NavLink>
-      <NavLink to="/webhooks" className={navClass}>
-        Webhooks
-      </NavLink>
-      <NavLink to="/settings" className={navClass}>
-        Settings
-      </NavLink>
+      {SECTIONS.map(([to, label]) => (
+        <NavLink key={to} to={to} className={navClass}>
+          {label}
+        </NavLink>
+      ))}
       {viewer.isAdmin ? (
         <NavLink to="/admin/reports" className={navClass}>
           Reports
