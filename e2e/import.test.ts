@@ -107,7 +107,7 @@ it("a person imports a Shlink export: detected format, column mapping with a pre
   await page.getByLabel("The source's title goes to").selectOption("ignore");
   await shot(page, "import-mapping");
   await page.getByRole("button", { name: `Import ${ROWS.toLocaleString("en-US")} rows` }).click();
-  await page.waitForURL(/\/links\/import\?job=[0-9a-z]{12}/);
+  await page.waitForURL(/\/links\/import\?job=[0-9a-z]{8}/);
 
   // The bar moves while rows go in (the page polls the job).
   const seen = new Set<number>();

@@ -71,6 +71,14 @@ class ZodText extends z.ZodString {
 export const text = (): z.ZodString => new ZodText(z.string()._def);
 
 /** True for schemas made by `text()` (a test walks every procedure's input with it). */
+/**
+ * An e-mail address as people write one: a dot-atom local part, `@`, and a host name of two or more
+ * labels. Any last label is taken (`a@b.c` included), where zod's own check wants two letters.
+ */
+const EMAIL_RE =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+export const emailAddress = (): z.ZodString => text().trim().max(200, "at most 200 characters").regex(EMAIL_RE, "must be an e-mail address");
+
 export const isText = (s: unknown): boolean => s instanceof ZodText;
 
 /** Reports a cross-field failure: `field` "" is the body itself; `code` is its specific error code. */

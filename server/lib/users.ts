@@ -3,7 +3,7 @@ import type { DbOrTx } from "../../db/client";
 import { apiTokens, memberships, users, workspaces } from "../../db/schema";
 import { AppError } from "../domain/errors";
 import { sha256 } from "./crypto";
-import { newId, newTokenValue, newWorkspaceId } from "./ids";
+import { newPublicId, newTokenValue, newWorkspaceId } from "./ids";
 
 export type UserRow = typeof users.$inferSelect;
 export type TokenRow = typeof apiTokens.$inferSelect;
@@ -23,7 +23,7 @@ export async function createUserWithWorkspace(
     const [user] = await tx
       .insert(users)
       .values({
-        id: newId(),
+        id: newPublicId(),
         email: normalizeEmail(input.email),
         name: input.name ?? null,
         workspaceId,
@@ -71,7 +71,7 @@ export async function issueToken(
     const [record] = await tx
       .insert(apiTokens)
       .values({
-        id: newId(),
+        id: newPublicId(),
         userId,
         workspaceId: workspaceId ?? user.workspaceId,
         name,

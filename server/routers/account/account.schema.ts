@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { text } from "../../lib/input";
+import { emailAddress, text } from "../../lib/input";
 import { httpUrl } from "../../lib/urls";
 
-export const emailSchema = text().trim().max(200, "at most 200 characters").email("must be an e-mail address");
+export const emailSchema = emailAddress();
 
 /** Six digits; anything else is simply a wrong code (400 INVALID_CODE, never VALIDATION_FAILED). */
 export const codeSchema = text()

@@ -59,7 +59,7 @@ describe(`npm run cli -- links:import (${process.env.DATABASE_URL ? "PostgreSQL"
       rejected: 1,
       rejects: [{ row: 2, error: "VALIDATION_FAILED", slug: `c2-${s}`, url: "ftp://bad", fields: { url: ["must be an absolute http or https URL"] } }],
     });
-    expect(r.stderr).toMatch(/import [0-9a-z]{12}: 3 of 3 rows \(created 2, skipped 0, rejected 1\)/);
+    expect(r.stderr).toMatch(/import [0-9a-z]{8}: 3 of 3 rows \(created 2, skipped 0, rejected 1\)/);
     const again = await cli(["links:import", "--email", email, "--file", file, "--format", "generic"], env);
     expect(JSON.parse(again.stdout)).toMatchObject({ rows: 3, created: 0, skipped: 2, rejected: 1 });
     const live = await t.app.db

@@ -2,12 +2,13 @@ import { z } from "zod";
 import { text } from "../../lib/input";
 import { IMPORT_FORMATS, MAPPING_FIELDS } from "./formats";
 
-export const JOB_ID_RE = /^[0-9a-z]{12}$/;
+// 8 characters; jobs of earlier releases have 12.
+export const JOB_ID_RE = /^(?:[0-9a-z]{8}|[0-9a-z]{12})$/;
 /** A staged upload's file name: its owner (`<workspace id>-<user id>`, or `cli`), then random characters (imports.service `uploadName`). */
 export const UPLOAD_RE = /^[0-9a-z]{1,64}(-[0-9a-z]{1,64})?-[0-9a-z]{24}\.csv$/;
 
 export const formatSchema = z.enum(["auto", ...IMPORT_FORMATS]);
-export const jobIdSchema = text().regex(JOB_ID_RE, "must be 12 characters of 0-9 and a-z");
+export const jobIdSchema = text().regex(JOB_ID_RE, "must be 8 characters of 0-9 and a-z");
 export const uploadSchema = text().regex(UPLOAD_RE, "unknown upload");
 
 const columnName = text().max(200);

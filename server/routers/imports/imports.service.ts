@@ -7,7 +7,7 @@ import type { Db, DbOrTx } from "../../../db/client";
 import { domains, importJobs, memberships, users, type ImportMoved, type ImportOptions, type ImportReject } from "../../../db/schema";
 import type { Config } from "../../config";
 import { AppError, notFound, toPublicError, type ErrorCode, type Fields } from "../../domain/errors";
-import { newId, newLinkId, randomString, BASE36 } from "../../lib/ids";
+import { newLinkId, newPublicId, randomString, BASE36 } from "../../lib/ids";
 import { pickFreeDomainSlug, pickFreeSlugs } from "../../lib/slugs";
 import { linkCacheKey } from "../../core/lookup";
 import type { Logger } from "../../lib/log";
@@ -199,7 +199,7 @@ export async function createImportJob(
   o: { workspaceId: string; userId: string; upload: string; prepared: PreparedImport; leaseOwner?: string; options?: ImportOptions },
 ): Promise<ImportJobDto> {
   if (o.workspaceId === PUBLIC_WORKSPACE_ID) throw notFound();
-  const id = newId();
+  const id = newPublicId();
   const dest = jobFile(deps.config.dataDir, id);
   await mkdir(path.dirname(dest), { recursive: true });
   try {

@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, gte, isNull, lte, sql, type SQL } from "driz
 import type { DbOrTx } from "../../../db/client";
 import { links, linktreeItems, linktrees, type LinktreeColors, type LinktreeSocial } from "../../../db/schema";
 import { notFound, validation } from "../../domain/errors";
-import { newId } from "../../lib/ids";
+import { newPublicId } from "../../lib/ids";
 import { linkCacheKey } from "../../core/lookup";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
@@ -271,7 +271,7 @@ export async function createLinktree(
     );
     const now = link.createdAt;
     const values = {
-      id: newId(),
+      id: newPublicId(),
       workspaceId: actor.workspaceId,
       linkId: link.id,
       title: input.title,
@@ -402,7 +402,7 @@ export async function createItem(app: Pick<AppServices, "config" | "db" | "inval
         ? await insertLink(lt, { workspaceId: tree.workspaceId, kind: "linktree_item", url: input.url! })
         : { id: tree.linkId, slug: tree.slug, url: "", createdAt: now };
     const row = {
-      id: newId(),
+      id: newPublicId(),
       linktreeId: tree.id,
       linkId: link.id,
       title: input.title,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { body, charCount, text } from "../../lib/input";
+import { body, charCount, emailAddress, text } from "../../lib/input";
 import { slugFromReportedUrl } from "./short-link-url";
 
 export const REPORT_REASONS = ["phishing", "malware", "spam", "fraude", "outro"] as const;
@@ -20,7 +20,7 @@ export const createReportInput = body({
     }),
   reason: z.enum(REPORT_REASONS, { errorMap: () => ({ message: `must be one of ${REPORT_REASONS.join(", ")}` }) }),
   detail: z.preprocess(emptyToUndefined, text().max(1000, "at most 1000 characters").optional()),
-  email: z.preprocess(emptyToUndefined, text().trim().max(200, "at most 200 characters").email("must be an e-mail address").optional()),
+  email: z.preprocess(emptyToUndefined, emailAddress().optional()),
 });
 export type CreateReportInput = z.infer<typeof createReportInput>;
 

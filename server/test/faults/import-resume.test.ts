@@ -140,7 +140,7 @@ describe(`an import survives a stop of the server (${PG ? "PostgreSQL" : "PGlite
         cliImport = runCli(["links:import", "--email", email, "--file", file], env);
         cliProc = cliImport.proc;
         status = async () => {
-          const id = /import ([0-9a-z]{12}):/.exec(cliImport!.output())?.[1];
+          const id = /import ([0-9a-z]{8}):/.exec(cliImport!.output())?.[1];
           if (!id) return null;
           jobId = id;
           return askServer(dataDir, ["links:import:status", "--job", id]);
