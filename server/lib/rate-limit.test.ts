@@ -87,7 +87,9 @@ describe("a session's writes count against the account's plan", () => {
     expect(over.status).toBe(200); // the form again, with the error
     expect(over.text).toContain("Too many attempts."); // the dashboard's words for RATE_LIMITED
     expect(over.headers.get("ratelimit-remaining")).toBe("0");
-    expect((await http(`${t.api}/trpc/link.create`, { method: "POST", headers: u.cookie, json: { url: "https://example.com/t" } })).status).toBe(429);
+    const trpcOver = await http(`${t.api}/trpc/link.create`, { method: "POST", headers: u.cookie, json: { url: "https://example.com/t" } });
+    expect(trpcOver.status).toBe(429);
+    expect(Number(trpcOver.headers.get("retry-after"))).toBeGreaterThan(0);
     expect((await createLink(u.cookie)).status).toBe(429);
     // Another account is not affected.
     expect((await createLink((await sessionOf()).cookie)).headers.get("ratelimit-remaining")).toBe("99");

@@ -354,16 +354,18 @@ describe("one port for every origin", () => {
 });
 
 describe("GET /_/tls/ask (Caddy on-demand TLS)", () => {
-  it("200 for a verified domain, 404 otherwise", async () => {
+  it("200 for a verified domain, in any case as the redirect host serves it, 404 otherwise", async () => {
     const unverified = await addDomain(false);
     const ask = (q: string) => at("127.0.0.1", `/_/tls/ask${q}`);
     const ok = await ask(`?domain=${shared.name}`);
     expect(ok.status).toBe(200);
     expect(ok.headers["cache-control"]).toBe("no-store");
+    expect((await ask(`?domain=${shared.name.toUpperCase()}`)).status).toBe(200);
     for (const q of [
       `?domain=${unverified.name}`,
       "?domain=unknown.brand.example",
-      `?domain=${shared.name.toUpperCase()}`,
+      `?domain=${shared.name}.`,
+      `?domain=${shared.name}:443`,
       "",
       "?domain=",
       "?domain=203.0.113.1",

@@ -32,12 +32,13 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
   });
 
   // Caddy's on-demand TLS `ask`: 200 for a verified branded domain, else 404, so a
-  // certificate is only ever requested for a host this service serves.
+  // certificate is only ever requested for a host this service serves. Host names compare without
+  // regard to case, as the redirect host serves them; a port or a trailing dot is no domain's name.
   r.get("/_/tls/ask", async (req, res) => {
     const q = req.query.domain;
-    const host = typeof q === "string" && q === q.toLowerCase() ? hostFromHeader(q) : null;
+    const host = typeof q === "string" ? hostFromHeader(q) : null;
     try {
-      const domain = host && host === q ? await lookupDomainByHost(app, host) : null;
+      const domain = host && host === (q as string).toLowerCase() ? await lookupDomainByHost(app, host) : null;
       res
         .status(domain ? 200 : 404)
         .setHeader("Cache-Control", "no-store")

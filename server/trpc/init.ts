@@ -87,9 +87,10 @@ const t = initTRPC
     // The typed client (`/trpc`) sees the same public code and fields as REST callers.
     // A 503 (the database away) is answered as one, with its Retry-After, not as tRPC's 500 for
     // every INTERNAL_SERVER_ERROR: clients and load balancers retry a 503 and give up on a 500.
+    // The answer carries the error's headers, as on REST (Retry-After of a 429 or a 503).
     errorFormatter({ shape, error, ctx }) {
       const pub = toPublicError(error);
-      if (pub.status === 503) for (const [name, value] of Object.entries(pub.headers ?? {})) ctx?.res.setHeader(name, value);
+      for (const [name, value] of Object.entries(pub.headers ?? {})) ctx?.res.setHeader(name, value);
       const code = TRPC_CODE_FOR_STATUS[pub.status] ?? "INTERNAL_SERVER_ERROR";
       return {
         ...shape,

@@ -4,8 +4,11 @@
 // by keys new to their day.
 import type { ClickRecord } from "./types";
 
-/** The host of a referrer URL (SQL over the column `col`) in lower case, userinfo and port dropped; null without a referrer or when it is not a URL. */
-export const referrerHostOf = (col: string) => `lower(substring(${col} from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#:]+)'))`;
+/**
+ * The host of a referrer URL (SQL over the column `col`) in lower case, userinfo and port dropped, an
+ * IPv6 literal with its brackets (`[::1]`); null without a referrer or when it is not a URL.
+ */
+export const referrerHostOf = (col: string) => `lower(substring(${col} from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?(\\[[0-9A-Fa-f:.]+\\]|[^/?#:\\[]+)'))`;
 
 /**
  * The attributes click_day_values counts, as rows (dim, value, detail) of the clicks `a`: '' stands

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { links } from "../../../db/schema";
 import type { ClickRecord } from "../../core/clicks";
-import { clickTs } from "../../lib/ids";
 import { issueToken } from "../../lib/users";
+import { clickRecord, recordClicks } from "../../test/click-records";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
 
 let t: TestServer;
@@ -20,30 +20,18 @@ const newLink = (u: TestUser = alice) => t.caller(u.auth).link.create({ url: "ht
 const get = (path: string, u: TestUser = alice) => http(`${t.api}${path}`, { headers: u.auth });
 
 let n = 0;
-const click = (linkId: string, timestamp: number, over: Partial<ClickRecord> = {}): ClickRecord => ({
-  linkId,
-  workspaceId: alice.workspaceId,
-  ts: clickTs(timestamp),
-  timestamp,
-  country: "DE",
-  region: "BE",
-  regionName: "Berlin",
-  city: "Berlin",
-  timezone: null,
-  lat: null,
-  lng: null,
-  device: "desktop",
-  platform: "Windows",
-  browser: "Chrome 126",
-  referer: null,
-  rule: "url",
-  visitor: `v${n++}`,
-  ...over,
-});
-const store = async (rows: ClickRecord[]) => {
-  for (const r of rows) t.app.clicks!.record(r);
-  await t.app.clicks!.flush();
-};
+const click = (linkId: string, timestamp: number, over: Partial<ClickRecord> = {}) =>
+  clickRecord(linkId, alice.workspaceId, timestamp, {
+    country: "DE",
+    region: "BE",
+    regionName: "Berlin",
+    city: "Berlin",
+    platform: "Windows",
+    browser: "Chrome 126",
+    visitor: `v${n++}`,
+    ...over,
+  });
+const store = (rows: ClickRecord[]) => recordClicks(t.app, rows);
 const H = 3_600_000;
 
 describe("GET /analytics/breakdown", () => {
@@ -144,8 +132,12 @@ describe("GET /analytics/breakdown", () => {
       click(l.id, at + 2, { country: "DE", device: "desktop", referer: "https://news.example.com/" }),
       click(l.id, at + 3, { country: "US", device: "mobile", referer: "http://other.example/" }),
       click(l.id, at + 4, { country: null, device: "mobile", platform: "iOS", variant: 1, trigger: "qr", rule: "variant" }),
+      click(l.id, at + 5, { country: "FR", device: "tablet", referer: "http://[2001:DB8::1]:8080/x" }),
     ]);
     const base = `/analytics/breakdown?link_id=${l.id}`;
+    // An IPv6 literal is the whole bracketed address, and filters as the row gives it.
+    expect((await get(`${base}&by=referrer_domain&country=FR`)).json.rows).toEqual([{ key: "[2001:db8::1]", clicks: 1, visitors: 1 }]);
+    expect((await get(`${base}&by=country&referrer_domain=${encodeURIComponent("[2001:db8::1]")}`)).json.rows).toEqual([{ key: "FR", clicks: 1, visitors: 1 }]);
     const ref = await get(`${base}&by=referrer_domain&country=DE&device=mobile`);
     expect(ref.json.rows).toEqual([
       { key: "news.example.com", clicks: 1, visitors: 1 },
@@ -160,11 +152,11 @@ describe("GET /analytics/breakdown", () => {
       { key: null, clicks: 1, visitors: 1 },
     ]);
     expect((await get(`${base}&by=variant`)).json.rows).toEqual([
-      { key: null, clicks: 4, visitors: 4 },
+      { key: null, clicks: 5, visitors: 5 },
       { key: 1, clicks: 1, visitors: 1 },
     ]);
     expect((await get(`${base}&by=trigger&variant=1`)).json.rows).toEqual([{ key: "qr", clicks: 1, visitors: 1 }]);
-    expect((await get(`${base}&by=rule&trigger=link`)).json.rows).toEqual([{ key: "url", clicks: 4, visitors: 4 }]);
+    expect((await get(`${base}&by=rule&trigger=link`)).json.rows).toEqual([{ key: "url", clicks: 5, visitors: 5 }]);
     expect((await get(`${base}&by=link&referrer_domain=news.example.com`)).json.rows).toEqual([{ key: l.id, clicks: 2, visitors: 2 }]);
   });
 
