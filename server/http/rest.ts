@@ -36,7 +36,7 @@ export function sendError(res: Response, e: PublicError | AppError) {
  * docs/decisions/001-trpc-openapi-behind-one-adapter.md): body parsing with limits, 404/405, `{error, fields}` bodies, 201/204.
  */
 export function createRestHandler(app: AppServices) {
-  const ops = restOperations().map((o) => ({ ...o, re: pathRegExp(o.path) }));
+  const ops = restOperations().map((o) => ({ ...o, re: pathRegExp(o.path), params: [...o.path.matchAll(/\{(.+?)\}/g)].map((m) => m[1]) }));
   const successStatus = new Map(ops.map((o) => [o.procedurePath, o.meta.successStatus ?? 200]));
 
   const handler = createOpenApiHttpHandler({
@@ -71,7 +71,10 @@ export function createRestHandler(app: AppServices) {
         (req as { query: unknown }).query = plainQuery(req.originalUrl ?? req.url);
       }
       const op = matching.find((o) => o.method === req.method.toUpperCase());
-      if (op) setRoute(res, `${op.method} ${op.path}`);
+      if (op) {
+        setRoute(res, `${op.method} ${op.path}`);
+        refuseShadowedParams(op.params, req.body ?? req.query);
+      }
       interceptResponse(req as RestRequest, res, op ? BINARY_ANSWERS[op.procedurePath] !== undefined : false);
       await handler(req, res);
     } catch (e) {
@@ -79,6 +82,17 @@ export function createRestHandler(app: AppServices) {
       next(e);
     }
   };
+}
+
+/**
+ * A body member or query parameter named like one of the path's parameters (`{"id": …}` sent to
+ * PATCH /links/{id}) is no member of the operation: the path's value would silently win over it, so
+ * it is refused as any unknown member is.
+ */
+function refuseShadowedParams(params: readonly string[], input: unknown) {
+  if (!params.length || typeof input !== "object" || input === null) return;
+  const shadowed = params.filter((p) => Object.hasOwn(input, p));
+  if (shadowed.length) throw new AppError("VALIDATION_FAILED", { fields: Object.fromEntries(shadowed.map((p) => [p, [`unknown field ${p}`]])) });
 }
 
 /**

@@ -150,3 +150,23 @@ describe("query parameters", () => {
     expect((await http(`${t.api}/analytics?link_id=${link.id}&from=1`, { headers: u.auth })).status).toBe(200);
   });
 });
+
+describe("members named like a path parameter", () => {
+  it("a body member or query parameter called like the path's own parameter answers 400 VALIDATION_FAILED naming it, and changes nothing", async () => {
+    const other = (await http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url: "https://example.com/other" } })).json;
+    const patched = await http(`${t.api}/links/${link.id}`, { method: "PATCH", headers: u.auth, json: { id: other.id, tags: ["shadow"] } });
+    expect(patched.status, patched.text).toBe(400);
+    expect(patched.json).toEqual({ error: "VALIDATION_FAILED", fields: { id: ["unknown field id"] } });
+    expect((await http(`${t.api}/links/${link.id}`, { headers: u.auth })).json.tags).toEqual([]);
+    expect((await http(`${t.api}/links/${other.id}`, { headers: u.auth })).json.tags).toEqual([]);
+    for (const path of [
+      `/links/${link.id}?id=${other.id}`,
+      `/links/${link.id}/analytics?id=${other.id}`,
+      `/links/${link.id}/analytics/breakdown?by=day&id=x`,
+    ]) {
+      const r = await http(`${t.api}${path}`, { headers: u.auth });
+      expect(r.status, `${path}: ${r.text}`).toBe(400);
+      expect(r.json.fields, path).toEqual({ id: ["unknown field id"] });
+    }
+  });
+});
