@@ -52,15 +52,31 @@ export type OpenOptions = {
   pgliteTemplate?: string | null;
   migrate?: boolean;
   poolSize?: number;
+  /**
+   * PostgreSQL: seconds a connection may wait for any answer to a query sent before it is taken as
+   * lost (its queries fail as on a closed connection: 503). Default REPLY_SILENCE_SECONDS.
+   */
+  replySilenceSeconds?: number;
 };
 
+/**
+ * How long a query may go without a byte from PostgreSQL before its connection is dropped: a peer
+ * that stopped answering without closing (a network partition, a stalled proxy) would otherwise
+ * hold requests until the kernel gives up on the socket, minutes later. Nothing the service sends on
+ * its pool runs this long on a healthy server (migrations have a connection of their own), and a
+ * COPY's rows or a long result stream keep the wait from running out.
+ */
+export const REPLY_SILENCE_SECONDS = 15;
+
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const database = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : await openPglite(opts);
+  const database = opts.databaseUrl
+    ? await openPostgres(opts.databaseUrl, opts.poolSize ?? 10, opts.replySilenceSeconds ?? REPLY_SILENCE_SECONDS)
+    : await openPglite(opts);
   if (opts.migrate !== false) await migrate(database);
   return database;
 }
 
-async function openPostgres(url: string, max: number): Promise<Database> {
+async function openPostgres(url: string, max: number, replySilence: number): Promise<Database> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const sql = postgres(url, {
@@ -74,7 +90,8 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     // Prepared statements (see preparing) keep being planned for their parameters, as unprepared
     // ones are: a generic plan made the slug pick five times slower (bench: 2 → 9.6 ms of PostgreSQL per POST /links).
     connection: { plan_cache_mode: "force_custom_plan" },
-    socket: noDelaySocket(),
+    // The reply wait is read by the mended postgres.js (scripts/patch-postgres.mjs) off the factory.
+    socket: Object.assign(noDelaySocket(), { replySilence }),
   } as Options<Record<string, never>>);
   const db = drizzle(preparing(sql), { schema }) as unknown as Db;
   return {

@@ -25,6 +25,13 @@
 //    and left the server's transaction open on a connection back in the pool (seen as a 500 in
 //    server/lib/rate-limit.test.ts on PostgreSQL with rate limits in memory: 105 link creations at
 //    once). The hook now runs whenever the query was written, and the connection waits as before.
+// 4. A connection whose peer stops answering without closing (a network partition, a stalled proxy,
+//    a frozen host) kept its queries waiting until the kernel gave up on the socket, many minutes
+//    later: requests hung instead of answering 503. A connection with a query waiting for its answer
+//    that hears nothing for `replySilence` seconds (a property of the `socket` factory, set by
+//    db/client.ts; none: no limit) now destroys its socket, and its queries fail with
+//    CONNECTION_CLOSED as when the peer closes (db/stalled-connections.test.ts). Any byte heard
+//    restarts the wait; an idle connection has nothing to wait for.
 //
 // Exact text, so another version of postgres.js stops the install here instead of running unmended.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -62,6 +69,23 @@ const mends = [
     "        socket.write(b().c().end())\n        final = callback\n",
     `        if (!socket) return callback(${closedError}) ${MARK}\n        socket.write(b().c().end())\n        final = callback\n`,
     2,
+  ],
+  [
+    "      , connectTimer = timer(connectTimedOut, options.connect_timeout)\n",
+    "      , connectTimer = timer(connectTimedOut, options.connect_timeout)\n" +
+      `      , replySilence = (options.socket && options.socket.replySilence) || 0 ${MARK}\n` +
+      "  let replyTimer = null\n" +
+      "  function awaitReply() {\n    replySilence && !replyTimer && (replyTimer = setTimeout(silent, replySilence * 1000))\n  }\n" +
+      "  function heard() {\n    replyTimer && (clearTimeout(replyTimer), replyTimer = null)\n    ;(query || sent.length) && awaitReply()\n  }\n" +
+      "  function silent() {\n    replyTimer = null\n    socket && (query || sent.length) && socket.destroy()\n  }\n",
+    1,
+  ],
+  ["    const x = socket.write(chunk, fn)\n", `    const x = socket.write(chunk, fn)\n    awaitReply() ${MARK}\n`, 1],
+  ["  function data(x) {\n", `  function data(x) {\n    heard() ${MARK}\n`, 1],
+  [
+    "    idleTimer.cancel()\n    lifeTimer.cancel()\n",
+    `    idleTimer.cancel()\n    lifeTimer.cancel()\n    replyTimer && (clearTimeout(replyTimer), replyTimer = null) ${MARK}\n`,
+    1,
   ],
 ];
 
