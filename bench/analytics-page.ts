@@ -4,16 +4,16 @@
 // `postgres` database, used only to create and drop it).
 //
 //   npx tsx bench/analytics-page.ts            (npm run build first)
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import postgres from "postgres";
+import { DEFAULT_ADMIN_URL, withScratchDatabase, type Scratch } from "./scratch";
+import { runAsScript } from "./script";
 import { startServer } from "./server";
 import { summary } from "./load";
 
 const LINKS = Number(process.env.BENCH_LINKS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
-const ADMIN_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ADMIN_URL = process.env.BENCH_PG_URL ?? DEFAULT_ADMIN_URL;
 
 const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 });
 
@@ -69,15 +69,9 @@ async function time(url: string, cookie: string, rounds = ROUNDS) {
   return { ...summary(Float64Array.from(ms).sort()), bytes, status };
 }
 
-async function main() {
-  const dbName = `bench_analytics_${Date.now().toString(36)}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${dbName}`);
-  const dbUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "bench-analytics-"));
-  const server = await startServer({ ...process.env, NODE_ENV: "production" }, { dataDir, databaseUrl: dbUrl });
+async function measure({ url, dataDir, sql }: Scratch) {
+  const server = await startServer({ ...process.env, NODE_ENV: "production" }, { dataDir, databaseUrl: url });
   const appUrl = `http://127.0.0.1:${server.appPort}`;
-  const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
   try {
     const cookie = await signIn(appUrl, dataDir, `bench-analytics-${Date.now()}@example.com`);
     const account = (await (await fetch(`${appUrl}/api/account`, { headers: { cookie } })).json()) as { workspace: { id: string } };
@@ -108,15 +102,8 @@ async function main() {
       console.log(`| ${label} | ${r.status} | ${fmt(r.bytes)} | ${fmt(r.p50)} | ${fmt(r.p99)} |`);
     }
   } finally {
-    await sql.end();
     await server.stop();
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+runAsScript(import.meta.url, () => withScratchDatabase("bench_analytics", ADMIN_URL, measure));

@@ -10,19 +10,15 @@
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_HEALTH_LINKS (100000), BENCH_HEALTH_HOSTS (2000), BENCH_HEALTH_LIMIT_S (720: gives up after),
 // BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_ONLY (run,ratio), BENCH_TSX.
-import { execSync, fork, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import postgres from "postgres";
-import { openDatabase } from "../db/client";
-import { links } from "../db/schema";
-import { newLinkId } from "../server/lib/ids";
+import { execSync, type ChildProcess } from "node:child_process";
 import { createUserWithWorkspace } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { percentile, runLoad, slugRequest, type LoadResult } from "./load";
-import { clicksWritten, cpuMs, root, startServer, type Server } from "./server";
+import { f, loadAverage, machine, targetRows, type TargetRow } from "./report";
+import { DEFAULT_ADMIN_URL, withScratchDatabase, type Scratch } from "./scratch";
+import { runAsScript } from "./script";
+import { insertLinks, redirectLinkRows } from "./seed";
+import { clicksWritten, cpuMs, forkBench, root, sleep, startServer, stopWithin, type Server } from "./server";
 
 const env = process.env;
 const LINKS = Number(env.BENCH_HEALTH_LINKS ?? 100_000);
@@ -34,32 +30,15 @@ const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 50);
 const REDIRECT_LINKS = 1000;
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(",")) : null;
 const on = (s: string) => !ONLY || ONLY.has(s);
-const ADMIN_URL = env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ADMIN_URL = env.BENCH_DATABASE_URL ?? DEFAULT_ADMIN_URL;
 /** A next check this far ahead: not due during the bench. */
 const FAR = 4_000_000_000_000;
-const f = (x: number, d = 0) => x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () =>
-  os
-    .loadavg()
-    .map((x) => x.toFixed(1))
-    .join(" ");
 
-export type HealthRow = { what: string; measured: string; target: string; met: boolean | null };
 type DestStats = { requests: number; hosts: number; minGapMs: number | null; maxPerSecond: number };
 
 async function startDestinations() {
-  const child = fork(path.join(root, "bench", "health-destinations.ts"), [], {
-    execPath: path.join(root, "node_modules", ".bin", "tsx"),
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const { port } = await new Promise<{ port: number }>((r) => child.once("message", (m) => r(m as { port: number })));
-  const ask = (m: string) =>
-    new Promise<DestStats>((r) => {
-      child.once("message", (s) => r(s as DestStats));
-      child.send(m);
-    });
-  return { child, port, stats: () => ask("stats"), reset: () => ask("reset") };
+  const { child, ready, ask } = await forkBench<{ port: number }>("health-destinations.ts");
+  return { child, port: ready.port, stats: () => ask<DestStats>("stats"), reset: () => ask<DestStats>("reset") };
 }
 
 /** Host `h`'s address: 127.10.0.1, 127.10.1.1, … (h in 0..65535). */
@@ -67,23 +46,14 @@ const hostAddress = (h: number) => `127.${10 + (h >> 8)}.${h & 255}.1`;
 
 const rps = (rs: LoadResult[]) => rs.reduce((s, r) => s + r.requests, 0) / rs.reduce((s, r) => s + r.seconds, 0);
 
-/** Runs both sections; returns their rows (bench/run.ts prints them with its own). */
-export async function benchHealth(adminUrl = ADMIN_URL): Promise<HealthRow[]> {
-  const rows: HealthRow[] = [];
-  const row = (what: string, measured: string, target = "", met: boolean | null = null) => {
-    rows.push({ what, measured, target, met });
-    console.log(`  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}`);
-  };
-  const dbName = `bench_health_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${dbName}`);
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "linkshort-bench-health-"));
+/** Runs both sections on a database of their own; returns their rows (bench/run.ts prints them with its own). */
+export const benchHealth = (adminUrl = ADMIN_URL) => withScratchDatabase("bench_health", adminUrl, measure);
+
+async function measure({ url, dataDir, sql, open }: Scratch): Promise<TargetRow[]> {
+  const { rows, row } = targetRows();
   const children: ChildProcess[] = [];
   let server: Server | null = null;
-  const sql = postgres(dbUrl.href, { max: 1, onnotice: () => {} });
-  const database = await openDatabase({ databaseUrl: dbUrl.href, poolSize: 4 });
+  const database = await open(4);
   try {
     const dest = await startDestinations();
     children.push(dest.child);
@@ -100,15 +70,8 @@ export async function benchHealth(adminUrl = ADMIN_URL): Promise<HealthRow[]> {
       from generate_series(1, ${LINKS}) i`);
     if (hostAddress(1) !== "127.10.1.1") throw new Error("host address scheme drifted");
     // The redirect links: plain, public, with their check far ahead (they point at example.com).
-    const redirectLinks = Array.from({ length: REDIRECT_LINKS }, (_, i) => ({
-      id: newLinkId(),
-      workspaceId: "public",
-      slug: `bench-${i}`,
-      url: `https://example.com/landing/${i}?utm_source=bench`,
-      createdAt: now,
-      updatedAt: now,
-    }));
-    for (let i = 0; i < redirectLinks.length; i += 500) await database.db.insert(links).values(redirectLinks.slice(i, i + 500));
+    const redirectLinks = redirectLinkRows(REDIRECT_LINKS, now);
+    await insertLinks(database.db, redirectLinks);
     await sql.unsafe(`
       insert into link_health (link_id, workspace_id, status, failures, next_check_at)
       select id, workspace_id, 'unknown', 0, ${FAR} from links where workspace_id <> '${ws}'`);
@@ -124,8 +87,8 @@ export async function benchHealth(adminUrl = ADMIN_URL): Promise<HealthRow[]> {
       return r;
     };
 
-    console.log(`  load average before the server starts: ${load()}`);
-    server = await startServer({ ...env, WEBHOOK_ALLOW_PRIVATE: "true", LINK_HEALTH_CHECKS: "on" }, { dataDir, databaseUrl: dbUrl.href });
+    console.log(`  load average before the server starts: ${loadAverage()}`);
+    server = await startServer({ ...env, WEBHOOK_ALLOW_PRIVATE: "true", LINK_HEALTH_CHECKS: "on" }, { dataDir, databaseUrl: url });
     children.push(server.child);
     const started = performance.now() - server.startMs;
 
@@ -136,7 +99,7 @@ export async function benchHealth(adminUrl = ADMIN_URL): Promise<HealthRow[]> {
         await sleep(2000);
         c = await counts();
         if (c.checked - last >= LINKS / 10 || c.checked === LINKS) {
-          console.log(`  ${f((performance.now() - started) / 1000, 0)} s: ${f(c.checked)} checked, load average ${load()}`);
+          console.log(`  ${f((performance.now() - started) / 1000, 0)} s: ${f(c.checked)} checked, load average ${loadAverage()}`);
           last = c.checked;
         }
       }
@@ -146,7 +109,7 @@ export async function benchHealth(adminUrl = ADMIN_URL): Promise<HealthRow[]> {
       const s = await dest.stats();
       const what = `${f(LINKS)} links over ${f(HOSTS)} hosts, all due, checked from the server's start`;
       if (c.checked < LINKS) row(what, `${f(c.checked)} checked in ${f(seconds)} s (gave up)`, "≤ 600 s", false);
-      else row(what, `${f(seconds, 0)} s (${f(LINKS / seconds)} links/s), load average ${load()}`, "≤ 600 s", seconds <= 600);
+      else row(what, `${f(seconds, 0)} s (${f(LINKS / seconds)} links/s), load average ${loadAverage()}`, "≤ 600 s", seconds <= 600);
       row("server CPU time per link checked (its start included)", `${f(serverCpu / Math.max(1, c.checked), 2)} ms (${f(serverCpu / 1000, 1)} s in all)`);
       if (c.failed) row("links not ok after the run (should be none)", f(c.failed));
       row(
@@ -191,7 +154,7 @@ export async function benchHealth(adminUrl = ADMIN_URL): Promise<HealthRow[]> {
           await clicksWritten(server.redirectPort);
           totals[k].push(res);
           console.log(
-            `  round ${r} ${k.padEnd(7)} ${f(res.requests / res.seconds).padStart(7)} req/s  p99 ${percentile(res.latenciesMs.slice().sort(), 99).toFixed(2)} ms  checks ${f(checks / res.seconds)}/s  load ${load()}`,
+            `  round ${r} ${k.padEnd(7)} ${f(res.requests / res.seconds).padStart(7)} req/s  p99 ${percentile(res.latenciesMs.slice().sort(), 99).toFixed(2)} ms  checks ${f(checks / res.seconds)}/s  load ${loadAverage()}`,
           );
         }
       }
@@ -205,24 +168,13 @@ export async function benchHealth(adminUrl = ADMIN_URL): Promise<HealthRow[]> {
     }
     return rows;
   } finally {
-    if (server) await Promise.race([server.stop().catch(() => null), sleep(20_000)]);
+    if (server) await stopWithin(server);
     for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
-    await database.close();
-    await sql.end();
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-if (process.argv[1]?.endsWith("bench/health.ts")) {
+runAsScript(import.meta.url, async () => {
   if (env.BENCH_TSX !== "1") execSync("node scripts/ensure-build.mjs", { cwd: root, stdio: "inherit" });
-  console.log(`machine: ${os.cpus().length} cores, load average ${load()}`);
-  benchHealth().then(
-    () => process.exit(0),
-    (e) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
-}
+  console.log(machine());
+  await benchHealth();
+});

@@ -9,16 +9,13 @@
 //   npx tsx bench/linktree.ts            (npm run build first; BENCH_ROUNDS visits, default 2,000;
 //                                         BENCH_PROFILE=dir writes a CPU profile of the server)
 //   `npm run bench` runs it too (BENCH_ONLY=linktree for this section alone).
-import { fork } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
-import postgres from "postgres";
-import { openDatabase } from "../db/client";
 import { createUserWithWorkspace, issueToken } from "../server/lib/users";
 import { summary } from "./load";
-import { cpuMs, freePort, root, startServer } from "./server";
+import { f, loadPerCores } from "./report";
+import { DEFAULT_ADMIN_URL, withScratchDatabase, type Scratch } from "./scratch";
+import { runAsScript } from "./script";
+import { cpuMs, startBareServer, startServer } from "./server";
 
 export const LINKTREE_ITEMS = 50;
 export const LINKTREE_TARGET_MS = 5;
@@ -26,31 +23,20 @@ const WARMUP = 200;
 /** Rounds of visits, alternating the service and the bare server. */
 const SLICES = 4;
 const UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
-const fmt = (n: number, d = 2) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 
 export type LinktreeBench = { visits: number; bytes: number; p50: number; p99: number; cpuMs: number; bareP50: number; bareP99: number };
 
 /** A bare node:http server answering these bytes and headers, as a child process. */
-async function startBarePage(dir: string, page: { headers: Record<string, string>; body: string }) {
-  const file = path.join(dir, "page.json");
-  writeFileSync(file, JSON.stringify(page));
-  const port = await freePort();
-  const child = fork(path.join(root, "bench", "bare-page-server.ts"), [String(port), file], {
-    execPath: path.join(root, "node_modules", ".bin", "tsx"),
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  await new Promise((r) => child.once("message", r));
-  return { port, child };
-}
+const startBarePage = (dir: string, page: { headers: Record<string, string>; body: string }) =>
+  startBareServer("bare-page-server.ts", path.join(dir, "page.json"), page);
 
-export async function benchLinktreePage(opts: { adminUrl: string; visits: number; env?: NodeJS.ProcessEnv; profileDir?: string }): Promise<LinktreeBench> {
-  const dbName = `bench_linktree_${Date.now().toString(36)}`;
-  const admin = postgres(opts.adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${dbName}`);
-  const dbUrl = opts.adminUrl.replace(/\/[^/]*$/, `/${dbName}`);
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "bench-linktree-"));
-  const server = await startServer({ ...(opts.env ?? process.env), NODE_ENV: "production" }, { dataDir, databaseUrl: dbUrl, profileDir: opts.profileDir });
-  const database = await openDatabase({ databaseUrl: dbUrl, poolSize: 2 });
+type LinktreeOptions = { adminUrl: string; visits: number; env?: NodeJS.ProcessEnv; profileDir?: string };
+
+export const benchLinktreePage = (opts: LinktreeOptions) => withScratchDatabase("bench_linktree", opts.adminUrl, (s) => measure(opts, s));
+
+async function measure(opts: LinktreeOptions, { url, dataDir, open }: Scratch): Promise<LinktreeBench> {
+  const server = await startServer({ ...(opts.env ?? process.env), NODE_ENV: "production" }, { dataDir, databaseUrl: url, profileDir: opts.profileDir });
+  const database = await open(2);
   let bare: Awaited<ReturnType<typeof startBarePage>> | undefined;
   try {
     const user = await createUserWithWorkspace(database.db, { email: "linktree@bench.test", plan: "pro" });
@@ -127,17 +113,13 @@ export async function benchLinktreePage(opts: { adminUrl: string; visits: number
     return { visits: ms.length, bytes, p50: s.p50, p99: s.p99, cpuMs: cpu / ms.length, bareP50: b.p50, bareP99: b.p99 };
   } finally {
     bare?.child.kill("SIGTERM");
-    await database.close();
     await server.stop();
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-async function main() {
+runAsScript(import.meta.url, async () => {
   const r = await benchLinktreePage({
-    adminUrl: process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+    adminUrl: process.env.BENCH_PG_URL ?? DEFAULT_ADMIN_URL,
     visits: Number(process.env.BENCH_ROUNDS ?? 2_000),
     profileDir: process.env.BENCH_PROFILE,
   });
@@ -147,13 +129,6 @@ async function main() {
   );
   console.log(`|---|---|---|---|---|---|---|---|---|`);
   console.log(
-    `| ${r.visits} visits, one at a time | ${r.bytes} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.cpuMs)} | ${fmt(r.bareP50)} / ${fmt(r.bareP99)} | ${fmt(r.p50 / r.bareP50)} | p50 ≤ ${LINKTREE_TARGET_MS} ms: ${met ? "met" : "NOT MET"} | ${os.loadavg()[0].toFixed(1)} / ${os.cpus().length} cores |`,
+    `| ${r.visits} visits, one at a time | ${r.bytes} | ${f(r.p50, 2)} | ${f(r.p99, 2)} | ${f(r.cpuMs, 2)} | ${f(r.bareP50, 2)} / ${f(r.bareP99, 2)} | ${f(r.p50 / r.bareP50, 2)} | p50 ≤ ${LINKTREE_TARGET_MS} ms: ${met ? "met" : "NOT MET"} | ${loadPerCores()} |`,
   );
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  main().catch((e) => {
-    console.error(e);
-    process.exit(1);
-  });
-}
+});

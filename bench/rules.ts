@@ -10,33 +10,20 @@
 // Env: BENCH_DATABASE_URL, BENCH_ROUNDS (10: rounds swing by ±20 % on 2 shared cores, and a 5 % target
 // needs more of them than the other sections), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_TSX.
 import { execSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import postgres from "postgres";
-import { openDatabase } from "../db/client";
-import { links } from "../db/schema";
-import { newLinkId } from "../server/lib/ids";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { median, percentile, runLoad, type LoadResult } from "./load";
-import { clicksWritten, cpuMs, root, startServer, type Server } from "./server";
+import { f, loadAverage, machine, targetRows, type TargetRow } from "./report";
+import { DEFAULT_ADMIN_URL, withScratchDatabase, type Scratch } from "./scratch";
+import { runAsScript } from "./script";
+import { insertLinks, linkRows } from "./seed";
+import { clicksWritten, cpuMs, root, startServer, stopWithin, type Server } from "./server";
 
 const env = process.env;
 const ROUNDS = Number(env.BENCH_ROUNDS ?? 10);
 const SECONDS = Number(env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 50);
-const ADMIN_URL = env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ADMIN_URL = env.BENCH_DATABASE_URL ?? DEFAULT_ADMIN_URL;
 const N = 1000;
-const f = (x: number, d = 0) => x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () =>
-  os
-    .loadavg()
-    .map((x) => x.toFixed(1))
-    .join(" ");
-
-export type RulesRow = { what: string; measured: string; target: string; met: boolean | null };
 
 const LANGUAGES = ["en-US,en;q=0.9", "fr-FR,fr;q=0.9,en;q=0.5"];
 
@@ -51,51 +38,37 @@ const visit = (host: string, prefix: string) => {
 const rps = (rs: LoadResult[]) => rs.reduce((s, r) => s + r.requests, 0) / rs.reduce((s, r) => s + r.seconds, 0);
 const redirects = (rs: LoadResult[]) => rs.reduce((s, r) => s + (r.statuses.get(301) ?? 0) + (r.statuses.get(302) ?? 0), 0);
 
-export async function benchRules(adminUrl = ADMIN_URL): Promise<RulesRow[]> {
-  const rows: RulesRow[] = [];
-  const row = (what: string, measured: string, target = "", met: boolean | null = null) => {
-    rows.push({ what, measured, target, met });
-    console.log(`  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}`);
-  };
-  const dbName = `bench_rules_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${dbName}`);
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "linkshort-bench-rules-"));
+/** Runs the section on a database of its own; returns its rows (bench/run.ts prints them with its own). */
+export const benchRules = (adminUrl = ADMIN_URL) => withScratchDatabase("bench_rules", adminUrl, measure);
+
+async function measure({ url, dataDir, sql, open }: Scratch): Promise<TargetRow[]> {
+  const { rows, row } = targetRows();
   let server: Server | null = null;
-  const sql = postgres(dbUrl.href, { max: 1, onnotice: () => {} });
-  const database = await openDatabase({ databaseUrl: dbUrl.href, poolSize: 4 });
+  const database = await open(4);
   try {
     const now = Date.now();
-    const plain = Array.from({ length: N }, (_, i) => ({
-      id: newLinkId(),
-      workspaceId: "public",
-      slug: `plain-${i}`,
-      url: `https://example.com/landing/${i}?utm_campaign=bench`,
-      createdAt: now,
-      updatedAt: now,
-    }));
-    const ruled = Array.from({ length: N }, (_, i) => ({
-      id: newLinkId(),
-      workspaceId: "public",
-      slug: `rules-${i}`,
-      url: `https://example.com/a/${i}?utm_campaign=bench`,
-      variants: [
-        { url: `https://example.com/a/${i}?utm_campaign=bench`, weight: 50 },
-        { url: `https://example.com/b/${i}?utm_campaign=bench`, weight: 50 },
-      ],
-      targeting: { languages: { fr: `https://example.fr/${i}`, de: `https://example.de/${i}` } },
-      forwardQuery: true,
-      createdAt: now,
-      updatedAt: now,
-    }));
-    for (let i = 0; i < N; i += 500) await database.db.insert(links).values(plain.slice(i, i + 500));
-    for (let i = 0; i < N; i += 500) await database.db.insert(links).values(ruled.slice(i, i + 500));
+    const plain = linkRows(N, "public", (i) => ({ slug: `plain-${i}`, url: `https://example.com/landing/${i}?utm_campaign=bench` }), now);
+    const ruled = linkRows(
+      N,
+      "public",
+      (i) => ({
+        slug: `rules-${i}`,
+        url: `https://example.com/a/${i}?utm_campaign=bench`,
+        variants: [
+          { url: `https://example.com/a/${i}?utm_campaign=bench`, weight: 50 },
+          { url: `https://example.com/b/${i}?utm_campaign=bench`, weight: 50 },
+        ],
+        targeting: { languages: { fr: `https://example.fr/${i}`, de: `https://example.de/${i}` } },
+        forwardQuery: true,
+      }),
+      now,
+    );
+    await insertLinks(database.db, plain);
+    await insertLinks(database.db, ruled);
     await sql.unsafe(`vacuum analyze links`);
 
     // The destination checks would reach example.com: off, they are not what is measured here.
-    server = await startServer({ ...env, LINK_HEALTH_CHECKS: "off" }, { dataDir, databaseUrl: dbUrl.href, profileDir: env.BENCH_PROFILE });
+    server = await startServer({ ...env, LINK_HEALTH_CHECKS: "off" }, { dataDir, databaseUrl: url, profileDir: env.BENCH_PROFILE });
     const port = server.redirectPort;
     const host = `127.0.0.1:${port}`;
     const round = (prefix: string) => runLoad({ host: "127.0.0.1", port, connections: CONNECTIONS, seconds: SECONDS, request: visit(host, prefix) });
@@ -116,7 +89,7 @@ export async function benchRules(adminUrl = ADMIN_URL): Promise<RulesRow[]> {
         cpu[k] += cpuMs(server.child.pid!) - cpu0;
         all[k].push(res);
         console.log(
-          `  round ${r} ${k.padEnd(6)} ${f(res.requests / res.seconds).padStart(7)} req/s  p99 ${percentile(res.latenciesMs.slice().sort(), 99).toFixed(2)} ms  load ${load()}`,
+          `  round ${r} ${k.padEnd(6)} ${f(res.requests / res.seconds).padStart(7)} req/s  p99 ${percentile(res.latenciesMs.slice().sort(), 99).toFixed(2)} ms  load ${loadAverage()}`,
         );
       }
     }
@@ -151,23 +124,12 @@ export async function benchRules(adminUrl = ADMIN_URL): Promise<RulesRow[]> {
     row("rules links' clicks by rule", byRule.map((b) => `${b.rule} ${f(b.n)}`).join(", "));
     return rows;
   } finally {
-    if (server) await Promise.race([server.stop().catch(() => null), sleep(20_000)]);
-    await database.close();
-    await sql.end();
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (server) await stopWithin(server);
   }
 }
 
-if (process.argv[1]?.endsWith("bench/rules.ts")) {
+runAsScript(import.meta.url, async () => {
   if (env.BENCH_TSX !== "1") execSync("node scripts/ensure-build.mjs", { cwd: root, stdio: "inherit" });
-  console.log(`machine: ${os.cpus().length} cores, load average ${load()}`);
-  benchRules().then(
-    () => process.exit(0),
-    (e) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
-}
+  console.log(machine());
+  await benchRules();
+});

@@ -17,29 +17,27 @@
 // BENCH_ONLY (comma list of: redirects,embedded,api,analytics,memory,slugs,ingest,start,import,linkslist,og,linktree,rules,health),
 // BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds), BENCH_NODE_ARGS (node flags
 // for the server), BENCH_TSX=1 (run the server through tsx instead of its bundle).
-import { execSync } from "node:child_process";
-import { fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execSync, type ChildProcess } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
 import { count, eq } from "drizzle-orm";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { openDatabase, type Database } from "../db/client";
-import { clicks, domains, links } from "../db/schema";
+import { clicks, domains } from "../db/schema";
 import { newLinkId } from "../server/lib/ids";
 import { createUserWithWorkspace, issueToken } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { apiRequest, percentile, runLoad, slugRequest, summary, type LoadResult } from "./load";
-import { NAMESPACE, analyze, isFreeSlot, seedClicks, seedSlugNamespace, slugOf } from "./seed";
-import { clicksWritten, cpuMs, postgresCpuMs, root, freePort, samplePeak, startServer, type Server } from "./server";
-import { benchIngest, benchSlugs } from "./sections";
+import { describeRow, f, loadAverage, loadPerCores } from "./report";
+import { DEFAULT_ADMIN_URL, withScratchDatabase, type Scratch } from "./scratch";
+import { runAsScript } from "./script";
+import { NAMESPACE, analyze, insertLinks, isFreeSlot, linkRows, redirectLinkRows, seedClicks, seedSlugNamespace, slugOf } from "./seed";
+import { clicksWritten, cpuMs, forkBench, postgresCpuMs, root, freePort, samplePeak, startBareServer, startServer, stopWithin, type Server } from "./server";
+import { benchIngest, benchSlugs, inProcessServices } from "./sections";
 import { benchImportCli, benchImportServer } from "./import";
 import { benchHealth } from "./health";
 import { benchRules } from "./rules";
 import { benchLinktreePage, LINKTREE_ITEMS, LINKTREE_TARGET_MS } from "./linktree";
-import { parseConfig } from "../server/config";
-import { createServices } from "../server/core/services";
 import { createContextInner } from "../server/trpc/context";
 import { createCaller } from "../server/routers";
 import type { ListInput } from "../server/routers/links/list.schema";
@@ -53,7 +51,7 @@ const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 50);
 const LINKS = Number(env.BENCH_LINKS ?? 1000);
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(",")) : null;
 const on = (s: string) => !ONLY || ONLY.has(s);
-const ADMIN_URL = env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ADMIN_URL = env.BENCH_DATABASE_URL ?? DEFAULT_ADMIN_URL;
 const UA = env.BENCH_UA ?? PEOPLE.windowsChrome;
 const CLICKS_TOTAL = SMALL ? 1_000_000 : 10_000_000;
 const CLICKS_BIG = SMALL ? 100_000 : 1_000_000;
@@ -62,13 +60,20 @@ const BRAND = "go.bench.example";
 
 type Row = { section: string; what: string; measured: string; target: string; met: boolean | null; load: string };
 const rows: Row[] = [];
-/** The 1-minute load average over the machine's cores when a row is measured, so a reader can judge the figure. */
-const loadNow = () => `${os.loadavg()[0].toFixed(1)} / ${os.cpus().length} cores`;
+/** Each row carries the load when it was measured, so a reader can judge the figure. */
 const row = (section: string, what: string, measured: string, target = "", met: boolean | null = null) => {
-  rows.push({ section, what, measured, target, met, load: loadNow() });
-  console.log(`  ${what}: ${measured}${target ? `  (target ${target}${met === null ? "" : met ? ", met" : ", NOT MET"})` : ""}  [load ${loadNow()}]`);
+  rows.push({ section, what, measured, target, met, load: loadPerCores() });
+  console.log(`  ${describeRow(what, measured, target, met)}  [load ${loadPerCores()}]`);
 };
-const f = (x: number, d = 0) => x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+/** Every click of the redirects answered was stored, once the server stopped (gracefully: exit code 0). */
+const clicksRow = (section: string, stored: number, answered: number, code: number | null) =>
+  row(
+    section,
+    "clicks recorded / redirects answered",
+    `${f(stored)} / ${f(answered)}${code === 0 ? "" : ` (exit code ${code})`}`,
+    "equal",
+    stored === answered && code === 0,
+  );
 const log = (s: string) => console.log(`\n== ${s}`);
 const timed = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
   const t = performance.now();
@@ -145,17 +150,12 @@ async function alternate<K extends string>(targets: Record<K, Target>, slugs: st
 }
 
 /** The bare node:http server (301 from a Map of these links), started as a child process. */
-async function startBare(dataDir: string, redirectLinks: { slug: string; url: string }[]) {
-  const mapFile = path.join(dataDir, "slugs.json");
-  writeFileSync(mapFile, JSON.stringify(redirectLinks.map((r) => [r.slug, r.url])));
-  const port = await freePort();
-  const child = fork(path.join(root, "bench", "bare-server.ts"), [String(port), mapFile], {
-    execPath: path.join(root, "node_modules", ".bin", "tsx"),
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  await new Promise((r) => child.once("message", r));
-  return { port, child };
-}
+const startBare = (dataDir: string, redirectLinks: { slug: string; url: string }[]) =>
+  startBareServer(
+    "bare-server.ts",
+    path.join(dataDir, "slugs.json"),
+    redirectLinks.map((r) => [r.slug, r.url]),
+  );
 
 /**
  * `n` links in `workspaceId` for the links list: creation times over 90 days, 0-3 tags of 20
@@ -182,15 +182,7 @@ async function seedLinksList(sql: postgres.Sql, workspaceId: string, n: number, 
 
 /** link.dashboardList through a tRPC caller, as the page's loader calls it: a new context (token lookup included) per call. */
 async function benchLinksList(database: Database, databaseUrl: string, dataDir: string, token: string) {
-  const config = parseConfig({
-    APP_URL: "http://127.0.0.1:1",
-    REDIRECT_URL: "http://127.0.0.1:2",
-    DATABASE_URL: databaseUrl,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: "error",
-  });
-  const app = await createServices(config, database);
-  await app.clicks?.close();
+  const app = await inProcessServices(database, databaseUrl, dataDir);
   const caller = () => createCaller(createContextInner(app, { headers: { authorization: `Bearer ${token}` }, method: "GET" }));
   const list = (input: Partial<ListInput>) => async () => (await caller().link.dashboardList(input as ListInput)).links.length;
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -223,36 +215,15 @@ async function benchLinksList(database: Database, databaseUrl: string, dataDir: 
   return out;
 }
 
-async function main() {
-  execSync("node scripts/ensure-build.mjs", { cwd: root, stdio: "inherit" });
-  console.log(
-    `machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), load average ${os
-      .loadavg()
-      .map((x) => x.toFixed(1))
-      .join(" ")}; ${SMALL ? "BENCH_SMALL" : "full size"}`,
-  );
-  const dbName = `bench_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${dbName}`);
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "linkshort-bench-"));
+async function measure({ url: databaseUrl, dataDir, sql, open }: Scratch) {
   const children: ChildProcess[] = [];
   const servers: { stop(): Promise<unknown> }[] = [];
-  const sql = postgres(dbUrl.href, { max: 1, onnotice: () => {} });
-  const database = await openDatabase({ databaseUrl: dbUrl.href, poolSize: 10 });
+  const database = await open(10);
   try {
     const now = Date.now();
     // The redirect links: LINKS plain links in the public workspace.
-    const redirectLinks = Array.from({ length: LINKS }, (_, i) => ({
-      id: newLinkId(),
-      workspaceId: "public",
-      slug: `bench-${i}`,
-      url: `https://example.com/landing/${i}?utm_source=bench`,
-      createdAt: now,
-      updatedAt: now,
-    }));
-    for (let i = 0; i < redirectLinks.length; i += 500) await database.db.insert(links).values(redirectLinks.slice(i, i + 500));
+    const redirectLinks = redirectLinkRows(LINKS, now);
+    await insertLinks(database.db, redirectLinks);
     const slugs = redirectLinks.map((r) => r.slug);
     // The same slugs on a verified branded domain, in its own namespace.
     const brandId = newLinkId();
@@ -266,7 +237,7 @@ async function main() {
       createdAt: now,
     });
     const brandLinks = redirectLinks.map((r) => ({ ...r, id: newLinkId(), domainId: brandId, url: r.url.replace("/landing/", "/brand/") }));
-    for (let i = 0; i < brandLinks.length; i += 500) await database.db.insert(links).values(brandLinks.slice(i, i + 500));
+    await insertLinks(database.db, brandLinks);
     // API users (pro: 10,000 token calls an hour each).
     const writer = await createUserWithWorkspace(database.db, { email: "writer@bench.test", plan: "pro" });
     const reader = await createUserWithWorkspace(database.db, { email: "reader@bench.test", plan: "pro" });
@@ -276,37 +247,28 @@ async function main() {
       (await issueToken(database.db, reader.id, "bench")).token,
       (await issueToken(database.db, analyst.id, "bench")).token,
     ];
-    const readerLinks = Array.from({ length: 100 }, (_, i) => ({
-      id: newLinkId(),
-      workspaceId: reader.workspaceId,
+    const readerLinks = linkRows(100, reader.workspaceId, (i) => ({
       slug: `reader-${i}`,
       url: `https://example.com/r/${i}`,
       tags: ["bench"],
       createdAt: now - i,
       updatedAt: now - i,
     }));
-    await database.db.insert(links).values(readerLinks);
-    const analystLinks = Array.from({ length: SMALL ? 100 : 1000 }, (_, i) => ({
-      id: newLinkId(),
-      workspaceId: analyst.workspaceId,
-      slug: `an-${i}`,
-      url: `https://example.com/a/${i}`,
-      createdAt: now,
-      updatedAt: now,
-    }));
-    for (let i = 0; i < analystLinks.length; i += 500) await database.db.insert(links).values(analystLinks.slice(i, i + 500));
+    await insertLinks(database.db, readerLinks);
+    const analystLinks = linkRows(SMALL ? 100 : 1000, analyst.workspaceId, (i) => ({ slug: `an-${i}`, url: `https://example.com/a/${i}` }), now);
+    await insertLinks(database.db, analystLinks);
     // Statistics for what was just inserted: a test cluster may run without autovacuum.
     await analyze(sql);
 
     const listing = {
-      databaseUrl: dbUrl.href,
+      databaseUrl,
       workspaceId: reader.workspaceId,
       newToken: async () => (await issueToken(database.db, reader.id, "bench")).token,
     };
     // ---- 1. redirects, 6. API, 5. start on PostgreSQL (small database) -----------------------
     if (on("redirects") || on("api") || on("start")) {
       log(`redirects: ${LINKS} links, ${CONNECTIONS} connections, ${ROUNDS}×${SECONDS} s rounds each, alternating`);
-      const app = await startServer(env, { dataDir, databaseUrl: dbUrl.href, profileDir: env.BENCH_PROFILE });
+      const app = await startServer(env, { dataDir, databaseUrl, profileDir: env.BENCH_PROFILE });
       servers.push(app);
       children.push(app.child);
       row("start", "start to first answer, PostgreSQL", `${f(app.startMs)} ms`, "≤ 1,500 ms", app.startMs <= 1500);
@@ -342,13 +304,7 @@ async function main() {
         // A graceful stop flushes buffered clicks; then count what was stored.
         const code = await app.stop();
         const [{ n }] = await database.db.select({ n: count() }).from(clicks).where(eq(clicks.workspaceId, "public"));
-        row(
-          "redirects",
-          "clicks recorded / redirects answered",
-          `${f(Number(n))} / ${f(answered)}${code === 0 ? "" : ` (exit code ${code})`}`,
-          "equal",
-          Number(n) === answered && code === 0,
-        );
+        clicksRow("redirects", Number(n), answered, code);
         if (a.errors + b.errors) console.log(`  socket errors: ${a.errors + b.errors}`);
       } else {
         if (on("api")) await benchApi(app, writerToken, readerToken).then(() => benchListing(app, listing));
@@ -357,7 +313,7 @@ async function main() {
     }
 
     // ---- 9. redirects while the share-card images are flooded ----------------------------------------
-    if (on("og")) await benchOgFlood(database, dbUrl.href, path.join(dataDir, "og"), slugs);
+    if (on("og")) await benchOgFlood(database, databaseUrl, path.join(dataDir, "og"), slugs);
 
     // ---- 1b. redirects on the embedded database (PGlite: `npm start` without DATABASE_URL) ----------
     if (on("embedded")) {
@@ -365,7 +321,7 @@ async function main() {
       const dir = path.join(dataDir, "embedded");
       const pgliteDir = path.join(dir, "pglite");
       const local = await openDatabase({ pgliteDir });
-      for (let i = 0; i < redirectLinks.length; i += 500) await local.db.insert(links).values(redirectLinks.slice(i, i + 500));
+      await insertLinks(local.db, redirectLinks);
       await local.close();
       const app = await startServer(env, { dataDir: dir, profileDir: env.BENCH_PROFILE });
       servers.push(app);
@@ -392,20 +348,14 @@ async function main() {
       const [{ n }] = await check.db.select({ n: count() }).from(clicks);
       await check.close();
       const answered = [a, warm.app].reduce((s, r) => s + (r.statuses.get(301) ?? 0), 0);
-      row(
-        "embedded",
-        "clicks recorded / redirects answered",
-        `${f(Number(n))} / ${f(answered)}${code === 0 ? "" : ` (exit code ${code})`}`,
-        "equal",
-        Number(n) === answered && code === 0,
-      );
+      clicksRow("embedded", Number(n), answered, code);
     }
 
     // ---- 7. CSV import (before the namespace is seeded full: a tenth of the rows get generated slugs) ----
     if (on("import")) {
       const n = SMALL ? 10_000 : 100_000;
       log(`CSV import: ${f(n)} rows (9 in 10 with a slug), PostgreSQL`);
-      const c = await benchImportCli(database, { databaseUrl: dbUrl.href, dataDir, rows: n });
+      const c = await benchImportCli(database, { databaseUrl, dataDir, rows: n });
       row(
         "import",
         `npm run cli -- links:import, ${f(n)} rows (the whole command, start included)`,
@@ -413,7 +363,7 @@ async function main() {
         "≤ 60 s",
         c.ms <= 60_000 && c.created === n,
       );
-      const s = await benchImportServer(database, env, { databaseUrl: dbUrl.href, dataDir, rows: n });
+      const s = await benchImportServer(database, env, { databaseUrl, dataDir, rows: n });
       row(
         "import",
         `the server's import runner, ${f(n)} rows (queued to done)`,
@@ -431,7 +381,7 @@ async function main() {
       const lister = await createUserWithWorkspace(database.db, { email: "lister@bench.test", plan: "pro" });
       const listerToken = (await issueToken(database.db, lister.id, "bench")).token;
       await timed("links + clicks + rollups", () => seedLinksList(sql, lister.workspaceId, n, clicksTotal));
-      const r = await benchLinksList(database, dbUrl.href, path.join(dataDir, "linkslist"), listerToken);
+      const r = await benchLinksList(database, databaseUrl, path.join(dataDir, "linkslist"), listerToken);
       for (const [what, s] of r) {
         const page = what.startsWith("analytics");
         row(
@@ -466,7 +416,7 @@ async function main() {
     // ---- 3. analytics, 5. memory with 1M+ links, start on a big database ----------------------
     if (on("analytics") || on("memory")) {
       log("analytics and memory on the seeded database");
-      const app = await startServer(env, { dataDir, databaseUrl: dbUrl.href });
+      const app = await startServer(env, { dataDir, databaseUrl });
       servers.push(app);
       children.push(app.child);
       row("start", `start to first answer, PostgreSQL with ${f(namespaceLinks + LINKS)} links`, `${f(app.startMs)} ms`, "≤ 1,500 ms", app.startMs <= 1500);
@@ -523,7 +473,7 @@ async function main() {
     if (on("ingest")) {
       log("click ingestion: the batch recorder alone, a burst into PostgreSQL");
       const n = SMALL ? 100_000 : 500_000;
-      const r = await benchIngest(dbUrl.href, path.join(dataDir, "ingest"), { n, chunk: 5000, publicIps: false });
+      const r = await benchIngest(databaseUrl, path.join(dataDir, "ingest"), { n, chunk: 5000, publicIps: false });
       row(
         "ingest",
         `burst of ${f(n)} visits, location from the edge or none (offered at ${f(r.offeredPerSecond)}/s)`,
@@ -538,7 +488,7 @@ async function main() {
         "bounded",
         r.rssGrowthMb < 400,
       );
-      const g = await benchIngest(dbUrl.href, path.join(dataDir, "ingest-geo"), { n: n / 5, chunk: 5000, publicIps: true });
+      const g = await benchIngest(databaseUrl, path.join(dataDir, "ingest-geo"), { n: n / 5, chunk: 5000, publicIps: true });
       row(
         "ingest",
         `burst of ${f(n / 5)} visits from 2,000 public addresses (GeoIP in the writer)`,
@@ -583,22 +533,9 @@ async function main() {
       row("start", "start to first answer, PGlite, existing data directory", `${f(again.startMs)} ms`, "≤ 3,000 ms", again.startMs <= 3000);
     }
   } finally {
-    for (const s of servers) await Promise.race([s.stop(), new Promise((r) => setTimeout(r, 10_000))]);
+    for (const s of servers) await stopWithin(s, 10_000);
     for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
-    await database.close().catch(() => {});
-    await sql.end().catch(() => {});
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
-    await admin.end();
-    rmSync(dataDir, { recursive: true, force: true });
   }
-
-  console.log("\n| section | measurement | measured | target | met | load average |\n|---|---|---|---|---|---|");
-  for (const r of rows)
-    console.log(`| ${r.section} | ${r.what} | ${r.measured} | ${r.target} | ${r.met === null ? "" : r.met ? "yes" : "**no**"} | ${r.load} |`);
-  const missed = rows.filter((r) => r.met === false);
-  console.log(missed.length ? `\n${missed.length} target(s) not met: ${missed.map((r) => r.what).join("; ")}` : "\nall targets met");
-  // Correctness failures fail the run; a missed speed target is reported in the table.
-  if (rows.some((r) => r.met === false && (r.target === "equal" || r.target === "all distinct"))) process.exitCode = 1;
 }
 
 /**
@@ -618,16 +555,17 @@ async function benchOgFlood(database: Database, databaseUrl: string, dataDir: st
     `redirects while /_/og/ is flooded: ${CONNECTIONS} connections on redirects, ${FLOOD_CONNECTIONS} on ${IMAGES} images, ${ROUNDS}×${SECONDS} s rounds each, alternating`,
   );
   const now = Date.now();
-  const cards = Array.from({ length: IMAGES }, (_, i) => ({
-    id: newLinkId(),
-    workspaceId: "public",
-    slug: `og-card-${i}`,
-    url: `https://example.com/card/${i}`,
-    ogTitle: `Share card number ${i}: a title long enough to wrap onto a second line of the image`,
-    createdAt: now,
-    updatedAt: now,
-  }));
-  for (let i = 0; i < cards.length; i += 500) await database.db.insert(links).values(cards.slice(i, i + 500));
+  const cards = linkRows(
+    IMAGES,
+    "public",
+    (i) => ({
+      slug: `og-card-${i}`,
+      url: `https://example.com/card/${i}`,
+      ogTitle: `Share card number ${i}: a title long enough to wrap onto a second line of the image`,
+    }),
+    now,
+  );
+  await insertLinks(database.db, cards);
   const app = await startServer(env, { dataDir, databaseUrl });
   let stopFlooder = () => {};
   try {
@@ -635,23 +573,12 @@ async function benchOgFlood(database: Database, databaseUrl: string, dataDir: st
     const settle = settleClicks(app.redirectPort);
     const redirects = (seconds: number) =>
       runLoad({ host: "127.0.0.1", port: app.redirectPort, connections: CONNECTIONS, seconds, request: slugRequest(redirectHost, slugs, UA) });
-    const flooder = fork(
-      path.join(root, "bench", "og-flood.ts"),
-      [String(app.redirectPort), redirectHost, String(FLOOD_CONNECTIONS), cards.map((c) => c.id).join(",")],
-      {
-        execPath: path.join(root, "node_modules", ".bin", "tsx"),
-        stdio: ["ignore", "inherit", "inherit", "ipc"],
-      },
-    );
-    stopFlooder = () => flooder.kill("SIGTERM");
-    await new Promise((r) => flooder.once("message", r));
-    const flood = (seconds: number) =>
-      new Promise<LoadResult>((resolve) => {
-        flooder.once("message", (m: { requests: number; seconds: number; statuses: [number, number][]; errors: number }) =>
-          resolve({ ...m, statuses: new Map(m.statuses), latenciesMs: new Float64Array(0) }),
-        );
-        flooder.send({ seconds });
-      });
+    const flooder = await forkBench("og-flood.ts", [String(app.redirectPort), redirectHost, String(FLOOD_CONNECTIONS), cards.map((c) => c.id).join(",")]);
+    stopFlooder = () => flooder.child.kill("SIGTERM");
+    const flood = async (seconds: number): Promise<LoadResult> => {
+      const m = await flooder.ask<{ requests: number; seconds: number; statuses: [number, number][]; errors: number }>({ seconds });
+      return { ...m, statuses: new Map(m.statuses), latenciesMs: new Float64Array(0) };
+    };
     const flooded = async (seconds: number) => {
       const [r, f] = await Promise.all([redirects(seconds), flood(seconds)]);
       return { r, flood: f };
@@ -778,11 +705,6 @@ async function benchAnalytics(appPort: number, token: string, linkId: string, ex
 const backwardsOnPk = (plan: string) =>
   /Index Scan Backward using clicks_\w*pk(ey)?/.test(plan) && !/Sort\s+\(cost/.test(plan) && !/Seq Scan|Bitmap/.test(plan);
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
-
 /**
  * GET /links of the reader's 100 links (and `?limit=100`) against the bare-query floor
  * (bench/bare-list-server.ts: node:http, one prepared query, the same answer), alternating rounds of
@@ -793,11 +715,7 @@ const LISTING_REQUESTS = Number(env.BENCH_LISTING_REQUESTS ?? 4000);
 async function benchListing(app: Server, o: { databaseUrl: string; workspaceId: string; newToken: () => Promise<string> }) {
   log(`GET /links vs the bare-query floor (10 connections, ${ROUNDS} rounds of ${f(LISTING_REQUESTS)} requests each, alternating)`);
   const port = await freePort();
-  const child = fork(path.join(root, "bench", "bare-list-server.ts"), [String(port), o.databaseUrl, o.workspaceId, `http://127.0.0.1:${app.redirectPort}`], {
-    execPath: path.join(root, "node_modules", ".bin", "tsx"),
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  await new Promise((r) => child.once("message", r));
+  const { child } = await forkBench("bare-list-server.ts", [String(port), o.databaseUrl, o.workspaceId, `http://127.0.0.1:${app.redirectPort}`]);
   try {
     const appHost = `127.0.0.1:${app.appPort}`;
     const paths = { all: "/api/links", paged: "/api/links?limit=100", floor: "/" } as const;
@@ -843,3 +761,17 @@ async function benchListing(app: Server, o: { databaseUrl: string; workspaceId: 
     child.kill("SIGTERM");
   }
 }
+
+runAsScript(import.meta.url, async () => {
+  execSync("node scripts/ensure-build.mjs", { cwd: root, stdio: "inherit" });
+  console.log(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), load average ${loadAverage()}; ${SMALL ? "BENCH_SMALL" : "full size"}`);
+  await withScratchDatabase("bench", ADMIN_URL, measure);
+
+  console.log("\n| section | measurement | measured | target | met | load average |\n|---|---|---|---|---|---|");
+  for (const r of rows)
+    console.log(`| ${r.section} | ${r.what} | ${r.measured} | ${r.target} | ${r.met === null ? "" : r.met ? "yes" : "**no**"} | ${r.load} |`);
+  const missed = rows.filter((r) => r.met === false);
+  console.log(missed.length ? `\n${missed.length} target(s) not met: ${missed.map((r) => r.what).join("; ")}` : "\nall targets met");
+  // Correctness failures fail the run; a missed speed target is reported in the table.
+  if (rows.some((r) => r.met === false && (r.target === "equal" || r.target === "all distinct"))) process.exitCode = 1;
+});

@@ -10,6 +10,24 @@ import { startClickRecorder } from "../server/core/clicks";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { summary } from "./load";
 
+/**
+ * The app's services in this process, on the bench's database, without their own click recorder:
+ * an in-process bench calls what it measures itself.
+ */
+export async function inProcessServices(database: Database, databaseUrl: string, dataDir: string, env: Record<string, string> = {}) {
+  const config = parseConfig({
+    APP_URL: "http://127.0.0.1:1",
+    REDIRECT_URL: "http://127.0.0.1:2",
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "error",
+    ...env,
+  });
+  const app = await createServices(config, database);
+  await app.clicks?.close();
+  return app;
+}
+
 /** pickFreeSlug latency (sequential) and concurrent inserts with generated slugs (none twice). */
 export async function benchSlugs(database: Database, o: { picks: number; workers: number; perWorker: number }) {
   const { db } = database;
@@ -49,18 +67,9 @@ export async function benchSlugs(database: Database, o: { picks: number; workers
  * process's peak RSS and the recorder's peak in-memory buffer.
  */
 export async function benchIngest(databaseUrl: string, dataDir: string, o: { n: number; chunk: number; publicIps: boolean }) {
-  const config = parseConfig({
-    APP_URL: "http://127.0.0.1:1",
-    REDIRECT_URL: "http://127.0.0.1:2",
-    DATABASE_URL: databaseUrl,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: "error",
-    EDGE_HEADERS: "none",
-  });
   const { openDatabase } = await import("../db/client");
   const database = await openDatabase({ databaseUrl, migrate: false });
-  const app = await createServices(config, database);
-  await app.clicks?.close();
+  const app = await inProcessServices(database, databaseUrl, dataDir, { EDGE_HEADERS: "none" });
   const linkId = "ingest01";
   const [{ before }] = await app.db.select({ before: count() }).from(clicks).where(eq(clicks.linkId, linkId));
   const rec = startClickRecorder(app);

@@ -1,8 +1,12 @@
 // Bench data straight into the tables with generate_series (COPY-like speed): indexes are
 // dropped and rebuilt around the bulk insert, then the tables are vacuumed and analysed so
-// plans and index-only scans are what a long-running database would have.
+// plans and index-only scans are what a long-running database would have. The sections' own few
+// thousand links are rows built here, inserted 500 to a statement.
 import type postgres from "postgres";
+import type { Database } from "../db/client";
+import { links } from "../db/schema";
 import { dayValuesFromClicks, visitorHoursFromSets } from "../server/core/click-pipeline/summary";
+import { newLinkId } from "../server/lib/ids";
 
 const BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz";
 export const NAMESPACE = 36 ** 4;
@@ -11,6 +15,23 @@ export const isFreeSlot = (i: number) => i % 100 === 50;
 export const slugOf = (i: number) => BASE36[Math.floor(i / 46656) % 36] + BASE36[Math.floor(i / 1296) % 36] + BASE36[Math.floor(i / 36) % 36] + BASE36[i % 36];
 const slugSql = (i: string) =>
   `substr('${BASE36}', (${i} / 46656) % 36 + 1, 1) || substr('${BASE36}', (${i} / 1296) % 36 + 1, 1) || substr('${BASE36}', (${i} / 36) % 36 + 1, 1) || substr('${BASE36}', ${i} % 36 + 1, 1)`;
+
+/** `n` links of `workspaceId` made at `now`, each with a new id and what `row(i)` gives (its slug and URL at least). */
+export const linkRows = <R extends Partial<typeof links.$inferInsert> & { slug: string; url: string }>(
+  n: number,
+  workspaceId: string,
+  row: (i: number) => R,
+  now = Date.now(),
+) => Array.from({ length: n }, (_, i) => ({ id: newLinkId(), workspaceId, createdAt: now, updatedAt: now, ...row(i) }));
+
+/** The redirect sections' links: `n` plain public links, bench-0 … bench-(n - 1). */
+export const redirectLinkRows = (n: number, now = Date.now()) =>
+  linkRows(n, "public", (i) => ({ slug: `bench-${i}`, url: `https://example.com/landing/${i}?utm_source=bench` }), now);
+
+/** Inserts link rows 500 to a statement, which keeps a statement's parameters within PostgreSQL's limit. */
+export async function insertLinks(db: Database["db"], rows: (typeof links.$inferInsert)[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) await db.insert(links).values(rows.slice(i, i + 500));
+}
 
 /**
  * ANALYZE of the whole database, after seeding: with autovacuum off (a test cluster) an unanalysed

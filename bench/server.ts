@@ -1,8 +1,8 @@
 // Spawning the service as `npm start` does (node running the server bundle, build/server.mjs, which
 // the bench builds first), timing the start and sampling its memory. BENCH_TSX=1 runs the sources
 // through tsx's loader instead (`npm run dev`'s way), to compare.
-import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { fork, spawn, type ChildProcess, type Serializable } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
@@ -96,6 +96,39 @@ export async function startServer(env: NodeJS.ProcessEnv, opts: { profileDir?: s
         child.kill("SIGTERM");
       }),
   };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Stops the server, waiting at most `ms` for it: a bench's cleanup must not hang on a stuck stop. */
+export const stopWithin = (server: { stop(): Promise<unknown> }, ms = 20_000) => Promise.race([server.stop().catch(() => null), sleep(ms)]);
+
+/**
+ * Runs the bench's helper process bench/`script` (a bare server, a receiver, a load client) through
+ * tsx; resolves once it sent its first message, which says it is ready (and may carry its port).
+ * `ask` sends it a message and resolves with its answer, the next message it sends.
+ */
+export async function forkBench<M = unknown>(script: string, args: string[] = []) {
+  const child = fork(path.join(root, "bench", script), args, {
+    execPath: path.join(root, "node_modules", ".bin", "tsx"),
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const next = <A>() => new Promise<A>((r) => child.once("message", (m) => r(m as A)));
+  const ready = await next<M>();
+  const ask = <A>(message: Serializable) => {
+    const answer = next<A>();
+    child.send(message);
+    return answer;
+  };
+  return { child, ready, ask };
+}
+
+/** A bare node:http server (bench/`script`) on a free port, answering from `data`, which it reads from `file` as JSON. */
+export async function startBareServer(script: string, file: string, data: unknown) {
+  writeFileSync(file, JSON.stringify(data));
+  const port = await freePort();
+  const { child } = await forkBench(script, [String(port), file]);
+  return { port, child };
 }
 
 /** The flags between `node` and the bundle in package.json's start script. */

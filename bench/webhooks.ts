@@ -6,19 +6,18 @@
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres), BENCH_ROUNDS (3),
 // BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000), BENCH_CLICKS (10000), BENCH_ONLY (throughput,crash),
 // BENCH_DRAIN_SECONDS (600: how long a round's deliveries may take to be sent before the next round).
-import { execSync, fork, type ChildProcess } from "node:child_process";
+import { execSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import postgres from "postgres";
-import { openDatabase } from "../db/client";
 import { links, webhooks } from "../db/schema";
 import { newLinkId } from "../server/lib/ids";
 import { createUserWithWorkspace } from "../server/lib/users";
 import { PEOPLE } from "../server/redirect/ua-fixtures";
 import { runLoad, slugRequest } from "./load";
-import { root, startServer, type Server } from "./server";
+import { f, machine } from "./report";
+import { DEFAULT_ADMIN_URL, withScratchDatabase, type Scratch } from "./scratch";
+import { runAsScript } from "./script";
+import { insertLinks, linkRows } from "./seed";
+import { forkBench, root, sleep, startServer, stopWithin, type Server } from "./server";
 
 const env = process.env;
 const ROUNDS = Number(env.BENCH_ROUNDS ?? 3);
@@ -29,49 +28,29 @@ const CLICKS = Number(env.BENCH_CLICKS ?? 10_000);
 const DRAIN_MS = Number(env.BENCH_DRAIN_SECONDS ?? 600) * 1000;
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(",")) : null;
 const on = (s: string) => !ONLY || ONLY.has(s);
-const ADMIN_URL = env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ADMIN_URL = env.BENCH_DATABASE_URL ?? DEFAULT_ADMIN_URL;
 const UA = PEOPLE.windowsChrome;
-const f = (x: number, d = 0) => x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Counts = { received: number; ids: number; clicks: number };
 
 async function startReceiver() {
-  const child = fork(path.join(root, "bench", "webhooks-receiver.ts"), [], {
-    execPath: path.join(root, "node_modules", ".bin", "tsx"),
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const { port } = await new Promise<{ port: number }>((r) => child.once("message", (m) => r(m as { port: number })));
-  const ask = (m: string) =>
-    new Promise<Counts>((r) => {
-      child.once("message", (c) => r(c as Counts));
-      child.send(m);
-    });
-  return { child, url: `http://127.0.0.1:${port}/hook`, count: () => ask("count"), reset: (linkId = "") => ask(linkId ? `link:${linkId}` : "reset") };
+  const { child, ready, ask } = await forkBench<{ port: number }>("webhooks-receiver.ts");
+  return {
+    child,
+    url: `http://127.0.0.1:${ready.port}/hook`,
+    count: () => ask<Counts>("count"),
+    reset: (linkId = "") => ask<Counts>(linkId ? `link:${linkId}` : "reset"),
+  };
 }
 
-async function main() {
-  execSync("node scripts/ensure-build.mjs", { cwd: root, stdio: "inherit" });
-  console.log(
-    `machine: ${os.cpus().length} cores, load average ${os
-      .loadavg()
-      .map((x) => x.toFixed(1))
-      .join(" ")}`,
-  );
-  const dbName = `bench_wh_${randomBytes(4).toString("hex")}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${dbName}`);
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "linkshort-bench-wh-"));
-  const sql = postgres(dbUrl.href, { max: 1, onnotice: () => {} });
-  const database = await openDatabase({ databaseUrl: dbUrl.href, poolSize: 2 });
+async function measure({ url, dataDir, sql, open }: Scratch) {
+  const database = await open(2);
   const receiver = await startReceiver();
   const children: ChildProcess[] = [receiver.child];
   let server: Server | undefined;
   const serverEnv = { ...env, WEBHOOK_ALLOW_PRIVATE: "true" };
   const start = async () => {
-    server = await startServer(serverEnv, { dataDir, databaseUrl: dbUrl.href });
+    server = await startServer(serverEnv, { dataDir, databaseUrl: url });
     children.push(server.child);
     return server;
   };
@@ -84,15 +63,8 @@ async function main() {
   try {
     const now = Date.now();
     const user = await createUserWithWorkspace(database.db, { email: `bench-${randomBytes(4).toString("hex")}@example.com`, plan: "pro" });
-    const rows = Array.from({ length: LINKS }, (_, i) => ({
-      id: newLinkId(),
-      workspaceId: user.workspaceId,
-      slug: `wh-${i}`,
-      url: `https://example.com/landing/${i}`,
-      createdAt: now,
-      updatedAt: now,
-    }));
-    for (let i = 0; i < rows.length; i += 500) await database.db.insert(links).values(rows.slice(i, i + 500));
+    const rows = linkRows(LINKS, user.workspaceId, (i) => ({ slug: `wh-${i}`, url: `https://example.com/landing/${i}` }), now);
+    await insertLinks(database.db, rows);
     const webhookId = newLinkId();
     await database.db.insert(webhooks).values({
       id: webhookId,
@@ -204,17 +176,13 @@ async function main() {
   } finally {
     receiver.child.kill(); // SIGTERM: tsx passes it on to the receiver's process
     const last = server;
-    if (last) await Promise.race([last.stop().catch(() => null), sleep(20_000)]);
+    if (last) await stopWithin(last);
     for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
-    await database.close();
-    await sql.end();
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
+runAsScript(import.meta.url, async () => {
+  execSync("node scripts/ensure-build.mjs", { cwd: root, stdio: "inherit" });
+  console.log(machine());
+  await withScratchDatabase("bench_wh", ADMIN_URL, measure);
 });

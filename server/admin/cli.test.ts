@@ -1,33 +1,13 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestServer, http, type TestServer } from "../test/harness";
+import { runCli } from "./cli.test-helper";
 import { ADMIN_FILE, ADMIN_PATH, ADMIN_SECRET_HEADER, readAdminEndpointInfo } from "./endpoint";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const tsx = path.join(root, "node_modules/.bin/tsx");
-
-type Run = { code: number; stdout: string; stderr: string; json: any };
-
-/** Runs `tsx server/cli.ts …` (what `npm run cli --` runs) with the server's environment. */
-function cli(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  const childEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
-  return new Promise((resolve) => {
-    execFile(tsx, ["server/cli.ts", ...args], { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: 60_000 }, (err, stdout, stderr) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout || stderr);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, json });
-    });
-  });
-}
+/** Runs the command line with the server's environment. */
+const cli = (args: string[], env: Record<string, string | undefined>) => runCli<any>(args, env, { timeoutMs: 60_000 });
 
 let t: TestServer;
 let env: Record<string, string | undefined>;

@@ -1,36 +1,17 @@
-import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiTokens } from "../../db/schema";
 import { tempDataDir } from "../../db/test-db";
 import { createTestServer, http, type TestServer } from "../test/harness";
+import { root, runCli } from "./cli.test-helper";
 import { knownMigrations } from "./operations";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const tsx = path.join(root, "node_modules/.bin/tsx");
 const postgres = process.env.DATABASE_URL;
 
-type Run = { code: number; stdout: string; stderr: string; json: any };
-
-/** Runs `tsx server/cli.ts …` (what `npm run cli --` runs) with only the given environment. */
-function cli(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  const childEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "silent" };
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
-  return new Promise((resolve) => {
-    execFile(tsx, ["server/cli.ts", ...args], { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: 90_000 }, (err, stdout, stderr) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout || stderr);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, json });
-    });
-  });
-}
+/** Runs the command line with only the given environment, its logs silent unless it says otherwise. */
+const cli = (args: string[], env: Record<string, string | undefined>) => runCli<any>(args, env, { timeoutMs: 90_000, defaults: { LOG_LEVEL: "silent" } });
 
 /** A new, empty database: a PostgreSQL database of its own, or a new data directory for PGlite. */
 async function emptyDatabaseEnv(): Promise<Record<string, string | undefined>> {

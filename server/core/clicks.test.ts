@@ -1,35 +1,14 @@
-import { count, eq, sum } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clickRollups, clicks } from "../../db/schema";
 import { createTestApp, type TestApp } from "../test/harness";
-import { enrichVisit, startClickRecorder, type Visit } from "./clicks";
+import { enrichVisit, startClickRecorder } from "./clicks";
+import { clickCounts, visit } from "./click-pipeline/visits.test-helper";
 import { PEOPLE } from "../redirect/ua-fixtures";
 
 let t: TestApp;
 beforeAll(async () => void (t = await createTestApp()));
 afterAll(() => t.close());
 
-const visit = (linkId: string, i = 0, over: Partial<Visit> = {}): Visit => ({
-  linkId,
-  workspaceId: "public",
-  timestamp: Date.now() + i,
-  userAgent: PEOPLE.macSafari,
-  ip: "127.0.0.1",
-  referer: null,
-  rule: "url",
-  edge: null,
-  ...over,
-});
-const stored = async (linkId: string) => Number((await t.app.db.select({ n: count() }).from(clicks).where(eq(clicks.linkId, linkId)))[0].n);
-const rolled = async (linkId: string) =>
-  Number(
-    (
-      await t.app.db
-        .select({ n: sum(clickRollups.count) })
-        .from(clickRollups)
-        .where(eq(clickRollups.linkId, linkId))
-    )[0].n ?? 0,
-  );
+const { stored, rolled } = clickCounts(() => t.app);
 
 describe("click recorder", () => {
   it("writes clicks off the request path by itself, within its flush interval", async () => {

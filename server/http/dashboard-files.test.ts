@@ -2,6 +2,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestServer, http, type TestServer } from "../test/harness";
 import { signIn } from "../test/security/servers";
+import { multipartBody, type FormField } from "./multipart.test-helper";
 
 /**
  * The dashboard's downloads and file forms are answered by the server itself (not by Remix pages):
@@ -12,18 +13,7 @@ let t: TestServer;
 beforeAll(async () => void (t = await createTestServer({}, { remix: true })));
 afterAll(async () => t?.close());
 
-function multipart(fields: Record<string, string | { name: string; type: string; data: Buffer }>, boundary = "----dashb0undary") {
-  const parts = Object.entries(fields).map(([k, v]) =>
-    typeof v === "string"
-      ? Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
-      : Buffer.concat([
-          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"; filename="${v.name}"\r\nContent-Type: ${v.type}\r\n\r\n`),
-          v.data,
-          Buffer.from("\r\n"),
-        ]),
-  );
-  return { body: Buffer.concat([...parts, Buffer.from(`--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
-}
+const multipart = (fields: Record<string, FormField>) => multipartBody(fields, "----dashb0undary");
 
 const csvForm = (csv: string) => multipart({ file: { name: "links.csv", type: "text/csv", data: Buffer.from(csv) }, format: "auto" });
 

@@ -3,6 +3,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestServer, http, type TestServer } from "../test/harness";
 import { signIn } from "../test/security/servers";
+import { multipartBody, type FormField } from "./multipart.test-helper";
 
 // The linktree editor's avatar form: the file is checked, squared to 400×400 WebP and set as the
 // page's avatar; over 2 MB is refused in plain words. Needs the Remix build (`npm run build`).
@@ -10,18 +11,7 @@ let t: TestServer;
 beforeAll(async () => void (t = await createTestServer({}, { remix: true })));
 afterAll(async () => t?.close());
 
-function multipart(fields: Record<string, string | { name: string; type: string; data: Buffer }>, boundary = "----treeb0undary") {
-  const parts = Object.entries(fields).map(([k, v]) =>
-    typeof v === "string"
-      ? Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
-      : Buffer.concat([
-          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"; filename="${v.name}"\r\nContent-Type: ${v.type}\r\n\r\n`),
-          v.data,
-          Buffer.from("\r\n"),
-        ]),
-  );
-  return { body: Buffer.concat([...parts, Buffer.from(`--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
-}
+const multipart = (fields: Record<string, FormField>) => multipartBody(fields, "----treeb0undary");
 
 let seq = 0;
 async function editor(email: string) {

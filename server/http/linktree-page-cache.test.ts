@@ -1,46 +1,22 @@
 import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { openDatabase, type Database } from "../../db/client";
 import { linktrees } from "../../db/schema";
-import { createTestDatabase, tempDataDir } from "../../db/test-db";
-import { parseConfig } from "../config";
-import { createServices, type AppServices } from "../core/services";
 import { createUserWithWorkspace, issueToken } from "../lib/users";
-import { createTestServer, freePort, http, type TestServer, type TestUser } from "../test/harness";
-import { startServers, type RunningServers } from "./server";
+import { http, type TestServer, type TestUser } from "../test/harness";
+import { BOT, BROWSER, pageServer, pageTools } from "../routers/linktrees/public-page.test-helper";
+import { startTwoInstances, type Instance } from "../test/two-instances";
 
 // Needs the Remix build (`npm run build`): the page is rendered by a Remix route.
 // The redirect host keeps each rendered linktree page; these rules say when that copy must not be used.
 let t: TestServer;
 let alice: TestUser;
-let seq = 0;
-
-const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
-const BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
-
-beforeAll(async () => {
-  t = await createTestServer({}, { remix: true });
-  alice = await t.user({ plan: "pro" });
-});
+beforeAll(async () => void ({ t, alice } = await pageServer()));
 afterAll(() => t?.close());
 afterEach(() => void vi.useRealTimers());
 
-const api = (method: string, path: string, json?: unknown) => http(`${t.api}${path}`, { method, json, headers: alice.auth });
-const visit = (slug: string, opts: { ua?: string; method?: string } = {}) =>
-  http(`${t.redirect}/${slug}`, { method: opts.method ?? "GET", headers: { "user-agent": opts.ua ?? BROWSER } });
+const { api, visit, tree, item } = pageTools(() => ({ t, alice }), "cached");
 const buttons = (html: string) => [...html.matchAll(/<a class="item" href="[^"]+">([^<]*)</g)].map((m) => m[1]);
-
-async function tree(json: Record<string, unknown> = {}) {
-  const r = await api("POST", "/linktrees", { slug: `cached-${Date.now().toString(36)}-${seq++}`, title: "Ana", ...json });
-  expect(r.status).toBe(201);
-  return r.json as { id: string; slug: string };
-}
-async function item(id: string, json: Record<string, unknown>) {
-  const r = await api("POST", `/linktrees/${id}/items`, { url: "https://example.com/", ...json });
-  expect(r.status).toBe(201);
-  return r.json as { id: string; short_url: string };
-}
 /** A published page with two items, visited twice so its rendering is kept. */
 async function warmPage() {
   const tr = await tree();
@@ -161,43 +137,16 @@ describe("rendered linktree page cache", () => {
  * database on PGlite), as behind a load balancer: each keeps its own rendered pages.
  */
 describe("rendered linktree page cache across instances", () => {
-  type Instance = { app: AppServices; api: string; redirect: string; servers: RunningServers };
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let secondPool: Database;
   let a: Instance, b: Instance;
+  let close: (() => Promise<void>) | undefined;
   let auth: Record<string, string>;
-  const dataDir = tempDataDir();
-
-  async function instance(database: Database): Promise<Instance> {
-    const [appPort, redirectPort] = [await freePort(), await freePort()];
-    const config = parseConfig({
-      APP_URL: `http://127.0.0.1:${appPort}`,
-      REDIRECT_URL: `http://127.0.0.1:${redirectPort}`,
-      DATA_DIR: dataDir,
-      REDIS_URL: process.env.REDIS_URL,
-      LOG_LEVEL: "silent",
-    });
-    const app = await createServices(config, database, { rateLimitPrefix: `c${randomBytes(6).toString("hex")}` });
-    const servers = await startServers(app, { remix: true });
-    return { app, api: `http://127.0.0.1:${appPort}/api`, redirect: `http://127.0.0.1:${redirectPort}`, servers };
-  }
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    secondPool = db.url ? await openDatabase({ databaseUrl: db.url, migrate: false, poolSize: 3 }) : db;
-    a = await instance(db);
-    b = await instance(secondPool);
+    ({ a, b, close } = await startTwoInstances({}, { remix: true }));
     const user = await createUserWithWorkspace(a.app.db, { email: `c${randomBytes(6).toString("hex")}@example.com`, plan: "pro" });
     auth = { authorization: `Bearer ${(await issueToken(a.app.db, user.id, "test")).token}` };
   });
-  afterAll(async () => {
-    for (const i of [a, b]) {
-      await i?.servers.close();
-      await i?.app.close();
-    }
-    if (secondPool && secondPool !== db) await secondPool.close();
-    await db?.dispose();
-  });
+  afterAll(() => close?.());
 
   it("an edit made on one instance shows on the very next view of the page another instance keeps", async () => {
     const on = (method: string, path: string, json?: unknown) => http(`${a.api}${path}`, { method, json, headers: auth });

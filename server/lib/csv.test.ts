@@ -3,9 +3,9 @@ import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clicksCsv, importReportCsv, linksCsv } from "../http/dashboard-files";
 import { createContextInner } from "../trpc/context";
-import type { ClickRecord } from "../core/clicks";
 import { importJobs } from "../../db/schema";
-import { clickTs, newId } from "./ids";
+import { newId } from "./ids";
+import { clickRecord, recordClicks } from "../test/click-records";
 import { createTestApp, type TestApp, type TestUser } from "../test/harness";
 import { csvStream, csvText, guardCell, unguardCell } from "./csv";
 
@@ -112,28 +112,12 @@ describe("every CSV the service writes is safe", () => {
   it("the clicks CSV (a hostile referer and browser; negative coordinates stay numbers)", async () => {
     const link = await t.caller(u.auth).link.create({ url: "https://example.com/clicked" });
     const now = Date.now() - 1000;
-    for (const v of ["=cmd|' /C calc'!A0", "Weekly\r=cmd|' /C calc'!A0", "@x\ny"]) {
-      const r: ClickRecord = {
-        linkId: link.id,
-        workspaceId: u.workspaceId,
-        ts: clickTs(now),
-        timestamp: now,
-        country: null,
-        region: null,
-        regionName: null,
-        city: null,
-        timezone: null,
-        lat: -33.86,
-        lng: 151.2,
-        device: "desktop",
-        platform: null,
-        browser: v,
-        referer: v,
-        rule: "url",
-      };
-      t.app.clicks!.record(r);
-    }
-    await t.app.clicks!.flush();
+    await recordClicks(
+      t.app,
+      ["=cmd|' /C calc'!A0", "Weekly\r=cmd|' /C calc'!A0", "@x\ny"].map((v) =>
+        clickRecord(link.id, u.workspaceId, now, { lat: -33.86, lng: 151.2, browser: v, referer: v }),
+      ),
+    );
     const sp = new URLSearchParams({ link: link.id, start: "0", end: String(Date.now()) });
     const rows = noCellRuns((await clicksCsv(context(), sp)).body, 3);
     const header = rows[0];

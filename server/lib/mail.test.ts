@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createMailer, inertName, inviteMail } from "./mail";
+import { smtpCapture } from "./smtp-capture.test-helper";
 
 describe("names in mail are inert: nothing a mail client turns into a link", () => {
   it.each([
@@ -45,7 +46,6 @@ it("a mail written to the outbox is logged without its recipient's address (logs
 
 describe("the sender of every mail", () => {
   it("is MAIL_FROM's address when set, as the SMTP relay receives it", async () => {
-    const { SMTPServer } = await import("smtp-server");
     const { createServer } = await import("node:net");
     const port = await new Promise<number>((resolve) => {
       const s = createServer().listen(0, "127.0.0.1", () => {
@@ -53,21 +53,8 @@ describe("the sender of every mail", () => {
         s.close(() => resolve(p));
       });
     });
-    const received: { from: string | false; raw: string }[] = [];
-    const smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ["STARTTLS", "AUTH"],
-      logger: false,
-      onData(stream, session, done) {
-        let raw = "";
-        stream.on("data", (c: Buffer) => (raw += c.toString("utf8")));
-        stream.on("end", () => {
-          received.push({ from: session.envelope.mailFrom && session.envelope.mailFrom.address, raw });
-          done();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(port, "127.0.0.1", resolve));
+    const smtp = await smtpCapture(port);
+    const received = smtp.received;
     const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${port}`, dataDir: "/nonexistent", from: "Acme Links <links@acme.example>" });
     try {
       await mailer.send({ to: "someone@example.com", subject: "Hello", text: "Hi", html: "<p>Hi</p>" });
@@ -76,7 +63,7 @@ describe("the sender of every mail", () => {
       expect(received[0].raw).toMatch(/^From: Acme Links <links@acme\.example>/m);
     } finally {
       mailer.close();
-      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await smtp.close();
     }
   });
 });

@@ -3,56 +3,20 @@ import { and, eq } from "drizzle-orm";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idempotencyKeys, links } from "../../db/schema";
-import { openDatabase, type Database } from "../../db/client";
-import { createTestDatabase, tempDataDir } from "../../db/test-db";
-import { parseConfig } from "../config";
-import { createServices, type AppServices } from "../core/services";
-import { startServers, type RunningServers } from "../http/server";
 import { createUserWithWorkspace, issueToken } from "../lib/users";
-import { freePort, http } from "../test/harness";
+import { http } from "../test/harness";
+import { startTwoInstances, type Instance } from "../test/two-instances";
 import { KEY_TTL_MS, fingerprint } from "./idempotency";
 
 /**
  * Two service instances on one database (a second connection pool on PostgreSQL; the same embedded
  * database on PGlite), as behind a load balancer: a key taken on one is seen by the other.
  */
-type Instance = { app: AppServices; api: string; servers: RunningServers };
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
-let second: Database;
 let a: Instance, b: Instance;
-const dataDir = tempDataDir();
+let close: (() => Promise<void>) | undefined;
 
-async function instance(database: Database): Promise<Instance> {
-  const [appPort, redirectPort] = [await freePort(), await freePort()];
-  const config = parseConfig({
-    APP_URL: `http://127.0.0.1:${appPort}`,
-    REDIRECT_URL: `http://127.0.0.1:${redirectPort}`,
-    DATA_DIR: dataDir,
-    SESSION_SECRET: "s".repeat(32),
-    REDIS_URL: process.env.REDIS_URL,
-    TRUST_PROXY: "true",
-    LOG_LEVEL: "silent",
-  });
-  const app = await createServices(config, database, { rateLimitPrefix: `i${randomBytes(6).toString("hex")}` });
-  const servers = await startServers(app, { remix: false });
-  return { app, api: `http://127.0.0.1:${appPort}/api`, servers };
-}
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  second = db.url ? await openDatabase({ databaseUrl: db.url, migrate: false, poolSize: 3 }) : db;
-  a = await instance(db);
-  b = await instance(second);
-});
-afterAll(async () => {
-  for (const i of [a, b]) {
-    await i?.servers.close();
-    await i?.app.clicks?.close();
-    await i?.app.limits.close();
-  }
-  if (second && second !== db) await second.close();
-  await db?.dispose();
-});
+beforeAll(async () => void ({ a, b, close } = await startTwoInstances({ SESSION_SECRET: "s".repeat(32), TRUST_PROXY: "true" })));
+afterAll(() => close?.());
 
 async function user() {
   const u = await createUserWithWorkspace(a.app.db, { email: `u${randomBytes(6).toString("hex")}@example.com`, plan: "pro" });
@@ -64,6 +28,16 @@ const address = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255
 const post = (i: Instance, path: string, json: unknown, headers: Record<string, string>) => http(`${i.api}${path}`, { method: "POST", json, headers });
 const linksOf = (workspaceId: string) => a.app.db.select({ id: links.id }).from(links).where(eq(links.workspaceId, workspaceId));
 const uniqueUrl = () => `https://example.com/${randomBytes(6).toString("hex")}`;
+/** `key` as a request creating a link of `body` in `u`'s workspace left it: still running, as far as its row says. */
+const runningKey = (u: { workspaceId: string }, key: string, body: unknown, times: { createdAt: number; leaseUntil: number }) =>
+  a.app.db.insert(idempotencyKeys).values({
+    id: randomBytes(4).toString("hex"),
+    scope: `w:${u.workspaceId}`,
+    key,
+    fingerprint: fingerprint("link.create", body),
+    state: "running",
+    ...times,
+  });
 
 describe("Idempotency-Key on POST /links", () => {
   it("the same key with the same body answers the first answer again (201 and body) and creates nothing", async () => {
@@ -117,15 +91,7 @@ describe("Idempotency-Key on POST /links", () => {
     const key = newKey();
     const body = { url: uniqueUrl() };
     const now = Date.now();
-    await a.app.db.insert(idempotencyKeys).values({
-      id: randomBytes(4).toString("hex"),
-      scope: `w:${u.workspaceId}`,
-      key,
-      fingerprint: fingerprint("link.create", body),
-      state: "running",
-      createdAt: now,
-      leaseUntil: now + 60_000,
-    });
+    await runningKey(u, key, body, { createdAt: now, leaseUntil: now + 60_000 });
     const r = await post(a, "/links", body, { ...u.auth, "idempotency-key": key });
     expect(r.status).toBe(409);
     expect(r.json).toEqual({ error: "IDEMPOTENCY_KEY_IN_USE" });
@@ -151,15 +117,7 @@ describe("Idempotency-Key on POST /links", () => {
     const key = newKey();
     const body = { url: uniqueUrl() };
     const now = Date.now();
-    await a.app.db.insert(idempotencyKeys).values({
-      id: randomBytes(4).toString("hex"),
-      scope: `w:${u.workspaceId}`,
-      key,
-      fingerprint: fingerprint("link.create", body),
-      state: "running",
-      createdAt: now - 10 * 60_000,
-      leaseUntil: now - 5 * 60_000,
-    });
+    await runningKey(u, key, body, { createdAt: now - 10 * 60_000, leaseUntil: now - 5 * 60_000 });
     const r = await post(a, "/links", body, { ...u.auth, "idempotency-key": key });
     expect(r.status).toBe(201);
     expect(await linksOf(u.workspaceId)).toHaveLength(1);
@@ -258,7 +216,7 @@ describe("two instances on one database", () => {
       const body = { url: uniqueUrl() };
       const headers = { ...u.auth, "idempotency-key": key };
       // Another session holds the workspace row, so the first request waits inside its transaction.
-      const holder = postgres(db.url!, { max: 1, onnotice: () => {} });
+      const holder = postgres(a.app.database.url!, { max: 1, onnotice: () => {} });
       let release!: () => void;
       const released = new Promise<void>((r) => (release = r));
       let locked!: () => void;

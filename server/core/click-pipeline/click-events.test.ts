@@ -2,12 +2,11 @@ import { eq, sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { webhookDeliveries } from "../../../db/schema";
-import { clickTs } from "../../lib/ids";
+import { fullyKnownClick } from "../../test/click-records";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
 import { startReceiver, type TestReceiver } from "../webhook-receiver.test-helper";
 import { startWebhookWorker, type WebhookWorker } from "../webhook-worker";
 import { copyClicks, insertClicks, storeClicks } from "./storage";
-import type { ClickRecord } from "./types";
 
 // The outbox row of a click event is the click's key; the worker builds the body from the stored
 // click when it sends it (on loopback, so WEBHOOK_ALLOW_PRIVATE).
@@ -39,25 +38,7 @@ afterAll(async () => {
 });
 
 const api = (method: string, path: string, json?: unknown) => http(`${t.api}${path}`, { method, json, headers: alice.auth });
-const click = (timestamp = Date.now()): ClickRecord => ({
-  linkId,
-  workspaceId: alice.workspaceId,
-  ts: clickTs(timestamp),
-  timestamp,
-  country: "DE",
-  region: "BE",
-  regionName: "Berlin",
-  city: "Berlin",
-  timezone: "Europe/Berlin",
-  lat: 52.5,
-  lng: 13.4,
-  device: "desktop",
-  platform: "Linux",
-  browser: "Chrome 126",
-  referer: "https://ref.example/",
-  rule: "url",
-  visitor: "visitor-key-never-sent",
-});
+const click = (timestamp = Date.now()) => fullyKnownClick(linkId, alice.workspaceId, timestamp);
 const pendingOf = (ts: string) =>
   t.app.db
     .select()

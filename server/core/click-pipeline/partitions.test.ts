@@ -1,8 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
-import { clickTs } from "../../lib/ids";
-import type { ClickRecord } from ".";
+import { clickRecord, recordClicks } from "../../test/click-records";
 import { clickPartitions, ensureClickPartitions, maintainClicks, monthStart } from "./partitions";
 
 /**
@@ -29,28 +28,12 @@ const newLink = async () => {
   expect(r.status).toBe(201);
   return r.json as { id: string };
 };
-const click = (linkId: string, timestamp: number): ClickRecord => ({
-  linkId,
-  workspaceId: alice.workspaceId,
-  ts: clickTs(timestamp),
-  timestamp,
-  country: null,
-  region: null,
-  regionName: null,
-  city: null,
-  timezone: null,
-  lat: null,
-  lng: null,
-  device: "desktop",
-  platform: null,
-  browser: null,
-  referer: null,
-  rule: "url",
-});
-const store = async (linkId: string, times: number[]) => {
-  for (const ts of times) t.app.clicks!.record(click(linkId, ts));
-  await t.app.clicks!.flush();
-};
+const click = (linkId: string, timestamp: number) => clickRecord(linkId, alice.workspaceId, timestamp);
+const store = (linkId: string, times: number[]) =>
+  recordClicks(
+    t.app,
+    times.map((ts) => click(linkId, ts)),
+  );
 /** Which table holds each click of the link, by timestamp. */
 const placed = async (linkId: string) =>
   Object.fromEntries(

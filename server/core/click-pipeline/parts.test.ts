@@ -1,31 +1,20 @@
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { count, eq, sum } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clickRollups, clicks } from "../../../db/schema";
+import { clicks } from "../../../db/schema";
 import { tempDataDir } from "../../../db/test-db";
-import { PEOPLE } from "../../redirect/ua-fixtures";
 import { createTestApp, type TestApp } from "../../test/harness";
 import { enrichBatch, enrichVisit } from "./enrichment";
 import { SpillFiles } from "./spill";
 import { copyClicks, insertClicks, storeClicks } from "./storage";
 import { fixTs, logSafeError, type ClickRecord, type Pending, type Visit } from "./types";
+import { clickCounts, visit } from "./visits.test-helper";
 
 let t: TestApp;
 beforeAll(async () => void (t = await createTestApp()));
 afterAll(() => t.close());
 
-const visit = (linkId: string, i = 0, over: Partial<Visit> = {}): Visit => ({
-  linkId,
-  workspaceId: "public",
-  timestamp: Date.now() + i,
-  userAgent: PEOPLE.macSafari,
-  ip: "127.0.0.1",
-  referer: null,
-  rule: "url",
-  edge: null,
-  ...over,
-});
 const pending = (v: Visit): Pending => ({ kind: "visit", visit: v });
 
 describe("click enrichment", () => {
@@ -54,16 +43,7 @@ describe("click enrichment", () => {
 });
 
 describe("click storage", () => {
-  const stored = async (linkId: string) => Number((await t.app.db.select({ n: count() }).from(clicks).where(eq(clicks.linkId, linkId)))[0].n);
-  const rolled = async (linkId: string) =>
-    Number(
-      (
-        await t.app.db
-          .select({ n: sum(clickRollups.count) })
-          .from(clickRollups)
-          .where(eq(clickRollups.linkId, linkId))
-      )[0].n ?? 0,
-    );
+  const { stored, rolled } = clickCounts(() => t.app);
 
   it("a click stored by COPY reads back with every column as the idempotent insert stores it", async () => {
     const click = (ts: string): ClickRecord => ({

@@ -3,15 +3,13 @@ import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "n
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { count, eq, sum } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clickRollups, clicks } from "../../../db/schema";
 import { tempDataDir } from "../../../db/test-db";
 import { createTestApp, type TestApp } from "../../test/harness";
 import { clickTs } from "../../lib/ids";
-import { PEOPLE } from "../../redirect/ua-fixtures";
-import { enrichVisit, startClickRecorder, type Visit } from ".";
+import { enrichVisit, startClickRecorder } from ".";
 import { ClickSpool } from "./spool";
+import { clickCounts, visit } from "./visits.test-helper";
 import type { AppServices } from "../services";
 
 let t: TestApp;
@@ -19,27 +17,8 @@ beforeAll(async () => void (t = await createTestApp()));
 afterAll(() => t.close());
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const visit = (linkId: string, i = 0): Visit => ({
-  linkId,
-  workspaceId: "public",
-  timestamp: Date.now() + i,
-  userAgent: PEOPLE.macSafari,
-  ip: "127.0.0.1",
-  referer: null,
-  rule: "url",
-  edge: null,
-});
 const appWith = (dataDir: string) => ({ ...t.app, config: { ...t.app.config, dataDir } }) as AppServices;
-const stored = async (linkId: string) => Number((await t.app.db.select({ n: count() }).from(clicks).where(eq(clicks.linkId, linkId)))[0].n);
-const rolled = async (linkId: string) =>
-  Number(
-    (
-      await t.app.db
-        .select({ n: sum(clickRollups.count) })
-        .from(clickRollups)
-        .where(eq(clickRollups.linkId, linkId))
-    )[0].n ?? 0,
-  );
+const { stored, rolled } = clickCounts(() => t.app);
 /** Spool directories and their files. */
 const spoolTree = (dataDir: string) => {
   const root = path.join(dataDir, "click-wal");

@@ -1,41 +1,19 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClickRecord } from "../../core/clicks";
-import { clickTs } from "../../lib/ids";
-import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+import { clickRecord } from "../../test/click-records";
+import { signedInDashboard } from "../../test/dashboard-session";
+import { http, type TestServer, type TestUser } from "../../test/harness";
 
 describe.skipIf(!existsSync("build/index.js"))("analytics page (Remix, no JavaScript)", () => {
   let t: TestServer;
   let u: TestUser;
   let cookie: string;
-  beforeAll(async () => {
-    t = await createTestServer({}, { remix: true });
-    u = await t.user({ plan: "pro" });
-    const session = await t.app.lucia.createSession(u.id, { createdAt: Date.now() });
-    cookie = `app_session=${session.id}`;
-  });
+  beforeAll(async () => void ({ t, u, cookie } = await signedInDashboard({ plan: "pro" })));
   afterAll(() => t?.close());
 
-  const click = (linkId: string, timestamp: number, over: Partial<ClickRecord> = {}): ClickRecord => ({
-    linkId,
-    workspaceId: u.workspaceId,
-    ts: clickTs(timestamp),
-    timestamp,
-    country: "US",
-    region: null,
-    regionName: null,
-    city: "Boston",
-    timezone: null,
-    lat: null,
-    lng: null,
-    device: "desktop",
-    platform: "Windows",
-    browser: "Chrome 126",
-    referer: null,
-    rule: "url",
-    visitor: "a",
-    ...over,
-  });
+  const click = (linkId: string, timestamp: number, over: Partial<ClickRecord> = {}) =>
+    clickRecord(linkId, u.workspaceId, timestamp, { country: "US", city: "Boston", platform: "Windows", browser: "Chrome 126", visitor: "a", ...over });
   const page = (query: string) => http(`${t.appUrl}/analytics?${query}`, { headers: { cookie } });
   const testId = (html: string, id: string) => new RegExp(`data-testid="${id}"[^>]*>([^<]*)<`).exec(html)?.[1];
 

@@ -1,10 +1,11 @@
-import { and, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { links } from "../../../db/schema";
 import { dropClicksBefore } from "../../core/click-pipeline/partitions";
 import { insertClicks, storeClicks } from "../../core/click-pipeline/storage";
 import type { ClickRecord } from "../../core/clicks";
+import { clickRecord } from "../../test/click-records";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+import { linksAndPage, random } from "./random-clicks.test-helper";
 
 // A whole workspace's breakdowns by country and by day read whole UTC days from the summaries the
 // click storage keeps, and the partial edge days from the clicks: on random clicks (repeat visitors
@@ -22,37 +23,19 @@ const H = 3_600_000;
 const D = 24 * H;
 const get = (path: string) => http(`${t.api}${path}`, { headers: alice.auth });
 
-/** A seeded random sequence, so a failure can be replayed. */
-function random(seed: number) {
-  let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-}
-
 const COUNTRIES = ["DE", "FR", "AT", null];
 let seq = 0;
 function clicksOf(linkIds: string[], from: number, span: number, n: number, seed: number): ClickRecord[] {
   const r = random(seed);
   return Array.from({ length: n }, () => {
     const timestamp = from + Math.floor(r() * span);
-    return {
-      linkId: linkIds[Math.floor(r() * linkIds.length)],
-      workspaceId: alice.workspaceId,
+    return clickRecord(linkIds[Math.floor(r() * linkIds.length)], alice.workspaceId, timestamp, {
       ts: `${String(timestamp).padStart(13, "0")}#${String(seq++).padStart(8, "0")}`,
-      timestamp,
       country: COUNTRIES[Math.floor(r() * COUNTRIES.length)],
-      region: null,
-      regionName: null,
-      city: null,
-      timezone: null,
-      lat: null,
-      lng: null,
-      device: "desktop",
       platform: "Windows",
       browser: "Chrome 126",
-      referer: null,
-      rule: "url",
       visitor: r() < 0.1 ? null : `v${Math.floor(r() * 12)}`,
-    };
+    });
   });
 }
 
@@ -84,20 +67,7 @@ describe("breakdowns from the summaries", () => {
   const to = Date.UTC(2025, 3, 2, 17, 41);
 
   beforeAll(async () => {
-    const ids = await Promise.all(
-      [1, 2, 3].map(() =>
-        t
-          .caller(alice.auth)
-          .link.create({ url: "https://dest.example/" })
-          .then((l) => l.id),
-      ),
-    );
-    const tree = await http(`${t.api}/linktrees`, { method: "POST", json: { slug: `sum-${Date.now().toString(36)}`, title: "Page" }, headers: alice.auth });
-    expect(tree.status, tree.text).toBe(201);
-    const [page] = await t.app.db
-      .select({ id: links.id })
-      .from(links)
-      .where(and(eq(links.slug, tree.json.slug), eq(links.kind, "linktree")));
+    const { ids, page } = await linksAndPage(t, alice, 3, "sum");
     const span = to - from + 2 * D;
     const batches = [0, 1, 2, 3].map((i) => clicksOf(ids, from - D, span, 150, 17 + i));
     for (const b of batches) await storeClicks(t.app, b); // by COPY

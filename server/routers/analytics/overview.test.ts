@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClickRecord } from "../../core/clicks";
 import { toPublicError } from "../../domain/errors";
-import { clickTs } from "../../lib/ids";
+import { clickRecord, recordClicks } from "../../test/click-records";
 import { createTestApp, type TestApp, type TestUser } from "../../test/harness";
 import { overview } from "../../../app/components/analytics/overview.server";
 
@@ -22,29 +22,9 @@ const dashboard = (u: TestUser, { link_id, tz, from, to, interval, ...filters }:
   overview(t.caller(u.auth), { tz: tz ?? "UTC", from, to, interval: interval as "hour" | "day" | undefined, linkId: link_id, filters });
 const newLink = () => t.caller(alice.auth).link.create({ url: "https://dest.example/" });
 
-const click = (linkId: string, timestamp: number, over: Partial<ClickRecord> = {}): ClickRecord => ({
-  linkId,
-  workspaceId: alice.workspaceId,
-  ts: clickTs(timestamp),
-  timestamp,
-  country: "DE",
-  region: null,
-  regionName: null,
-  city: "Berlin",
-  timezone: null,
-  lat: null,
-  lng: null,
-  device: "desktop",
-  platform: "Windows",
-  browser: "Chrome 126",
-  referer: null,
-  rule: "url",
-  ...over,
-});
-const store = async (rows: ClickRecord[]) => {
-  for (const r of rows) t.app.clicks!.record(r);
-  await t.app.clicks!.flush();
-};
+const click = (linkId: string, timestamp: number, over: Partial<ClickRecord> = {}) =>
+  clickRecord(linkId, alice.workspaceId, timestamp, { country: "DE", city: "Berlin", platform: "Windows", browser: "Chrome 126", ...over });
+const store = (rows: ClickRecord[]) => recordClicks(t.app, rows);
 /** The public error a procedure call ends in, as the HTTP layer would answer it. */
 const failure = async (p: Promise<unknown>) => {
   try {

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
-import { and, eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { links } from "../../../db/schema";
 import { insertClicks, storeClicks } from "../../core/click-pipeline/storage";
 import type { ClickRecord } from "../../core/clicks";
-import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+import { clickRecord } from "../../test/click-records";
+import { createTestServer, type TestServer, type TestUser } from "../../test/harness";
+import { linksAndPage, random } from "./random-clicks.test-helper";
 import { TOP_DIMENSIONS, type TopDimension } from "./top-values.schema";
 
 // The analytics page's rankings (analytics.top) read whole UTC days of a workspace from per-day
@@ -18,10 +19,6 @@ const D = 24 * H;
 const from = Date.UTC(2025, 5, 10, 9, 17);
 const to = Date.UTC(2025, 5, 16, 14, 3);
 
-function random(seed: number) {
-  let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-}
 const pick = <T>(r: () => number, xs: T[]) => xs[Math.floor(r() * xs.length)];
 
 let seq = 0;
@@ -30,19 +27,11 @@ function clicksOf(linkIds: string[], start: number, span: number, n: number, see
   return Array.from({ length: n }, () => {
     const timestamp = start + Math.floor(r() * span);
     const country = pick(r, ["DE", "FR", "US", null]);
-    return {
-      linkId: pick(r, linkIds),
-      workspaceId: alice.workspaceId,
+    return clickRecord(pick(r, linkIds), alice.workspaceId, timestamp, {
       ts: `${String(timestamp).padStart(13, "0")}#${String(seq++).padStart(8, "0")}`,
-      timestamp,
       country,
-      region: null,
-      regionName: null,
       // Springfield from two countries: its label is the country of most of its clicks.
       city: pick(r, ["Springfield", "Springfield", "Berlin", "Zürich", null]),
-      timezone: null,
-      lat: null,
-      lng: null,
       device: pick(r, ["desktop", "mobile", "tablet"] as const),
       platform: pick(r, ["Windows", "iOS", null]),
       browser: pick(r, ["Chrome 126", "Firefox 128", null]),
@@ -50,27 +39,15 @@ function clicksOf(linkIds: string[], start: number, span: number, n: number, see
       rule: pick(r, ["url", "geo", "ios"] as const),
       trigger: pick(r, ["link", "qr"] as const),
       visitor: `v${Math.floor(r() * 9)}`,
-    };
+    });
   });
 }
 
 beforeAll(async () => {
   t = await createTestServer();
   alice = await t.user({ plan: "pro" });
-  ids = await Promise.all(
-    [1, 2, 3, 4].map(() =>
-      t
-        .caller(alice.auth)
-        .link.create({ url: "https://dest.example/" })
-        .then((l) => l.id),
-    ),
-  );
-  const tree = await http(`${t.api}/linktrees`, { method: "POST", json: { slug: `top-${Date.now().toString(36)}`, title: "Page" }, headers: alice.auth });
-  expect(tree.status, tree.text).toBe(201);
-  const [page] = await t.app.db
-    .select({ id: links.id })
-    .from(links)
-    .where(and(eq(links.slug, tree.json.slug), eq(links.kind, "linktree")));
+  const { ids: linkIds, page } = await linksAndPage(t, alice, 4, "top");
+  ids = linkIds;
   const span = to - from + 2 * D;
   const batches = [0, 1, 2].map((i) => clicksOf(ids, from - D, span, 200, 7 + i));
   for (const b of batches) await storeClicks(t.app, b); // by COPY

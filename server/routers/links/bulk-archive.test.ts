@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, eq, inArray } from "drizzle-orm";
-import { auditEvents, links, webhookDeliveries } from "../../../db/schema";
-import { toPublicError } from "../../domain/errors";
+import { and, eq } from "drizzle-orm";
+import { auditEvents, webhookDeliveries } from "../../../db/schema";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
-import { insertLink } from "./links.service";
+import { errorOf, linkTools, uniq } from "./links.test-helper";
 import { MAX_BULK } from "./list.schema";
 
 let t: TestServer;
@@ -15,16 +14,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
-const as = (u: TestUser) => t.caller(u.auth);
-const errorOf = (p: Promise<unknown>) =>
-  p.then(
-    () => ({ error: "ok" }) as { error: string; fields?: Record<string, string[]> },
-    (e) => toPublicError(e).body,
-  );
-const uniq = () => Math.random().toString(36).slice(2, 8);
-const put = (u: TestUser, over: Partial<typeof links.$inferInsert> = {}) =>
-  insertLink(t.app.db, { workspaceId: u.workspaceId, url: `https://example.com/${uniq()}`, ...over });
-const rowsOf = (ids: string[]) => t.app.db.select().from(links).where(inArray(links.id, ids));
+const { as, put, rowsOf } = linkTools(() => t);
 const visit = (slug: string) => http(`${t.redirect}/${slug}`, { headers: { "user-agent": BROWSER } });
 
 /** A pro user whose workspace has a webhook endpoint for link events (never delivered here: the outbox is read). */

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inArray } from "drizzle-orm";
-import { links } from "../../../db/schema";
-import { toPublicError } from "../../domain/errors";
-import { createTestApp, type TestApp, type TestUser } from "../../test/harness";
-import { insertLink } from "./links.service";
+import type { links } from "../../../db/schema";
+import { createTestApp, type TestApp } from "../../test/harness";
+import { errorOf, linkTools, uniq } from "./links.test-helper";
 import { MAX_BULK } from "./list.schema";
 import { MAX_MATCHING } from "./bulk-matching";
 
@@ -15,16 +13,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const DAY = 86_400_000;
-const as = (u: TestUser) => t.caller(u.auth);
-const errorOf = (p: Promise<unknown>) =>
-  p.then(
-    () => ({ error: "ok" }) as { error: string; fields?: Record<string, string[]> },
-    (e) => toPublicError(e).body,
-  );
-const uniq = () => Math.random().toString(36).slice(2, 8);
-const put = (u: TestUser, over: Partial<typeof links.$inferInsert> = {}) =>
-  insertLink(t.app.db, { workspaceId: u.workspaceId, url: `https://example.com/${uniq()}`, ...over });
-const rowsOf = (ids: string[]) => t.app.db.select().from(links).where(inArray(links.id, ids));
+const { as, put, rowsOf } = linkTools(() => t);
 
 /** `n` links whose destination holds `word` (what the list's search finds), plus one that does not. */
 async function workspaceWith(n: number, word: string, over: Partial<typeof links.$inferInsert> = {}) {

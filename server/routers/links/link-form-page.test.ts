@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+import { signedInDashboard } from "../../test/dashboard-session";
+import { http, type TestServer, type TestUser } from "../../test/harness";
 
 /**
  * The dashboard's link form as a browser without JavaScript sends it: what a person types is
@@ -11,12 +12,7 @@ describe.skipIf(!existsSync("build/index.js"))("link form (Remix, no JavaScript)
   let t: TestServer;
   let u: TestUser;
   let cookie: Record<string, string>;
-  beforeAll(async () => {
-    t = await createTestServer({}, { remix: true });
-    u = await t.user();
-    const session = await t.app.lucia.createSession(u.id, { createdAt: Date.now() });
-    cookie = { cookie: `app_session=${session.id}`, origin: t.appUrl };
-  });
+  beforeAll(async () => void ({ t, u, formHeaders: cookie } = await signedInDashboard()));
   afterAll(() => t?.close());
 
   const submit = (fields: Record<string, string>) =>

@@ -96,7 +96,9 @@ export const apiListInput = z
     q: text().max(200).describe("Case-insensitive part of the slug, destination URL, title or share-card title; `%` and `_` are literal.").optional(),
     tag: tagSchema.describe("Only links carrying this tag.").optional(),
     domain: text().max(253).describe("A verified domain's name, or `default` for the default redirect domain.").optional(),
-    slug: text()
+    // A plain string: the pattern alone decides (text()'s own NUL check would carry the slug's body code).
+    slug: z
+      .string()
       .superRefine((s, ctx) => {
         if (!SLUG_RE.test(s)) ctx.addIssue({ code: "custom", message: "must be 1-50 characters of 0-9, a-z and -", params: plainIssue });
       })

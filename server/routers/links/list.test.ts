@@ -3,11 +3,9 @@ import { eq, inArray } from "drizzle-orm";
 import { domains, links, memberships } from "../../../db/schema";
 import { issueToken } from "../../lib/users";
 import { removeMember } from "../workspaces/workspaces.service";
-import { toPublicError } from "../../domain/errors";
-import { clickTs, newLinkId } from "../../lib/ids";
-import type { ClickRecord } from "../../core/clicks";
-import { createTestApp, type TestApp, type TestUser } from "../../test/harness";
-import { insertLink } from "./links.service";
+import { newLinkId } from "../../lib/ids";
+import { createTestApp, type TestApp } from "../../test/harness";
+import { errorOf, linkTools, uniq } from "./links.test-helper";
 import { LIST_PAGE_SIZE, SPARK_DAYS } from "./list.schema";
 
 let t: TestApp;
@@ -18,43 +16,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const DAY = 86_400_000;
-const as = (u: TestUser) => t.caller(u.auth);
-const errorOf = (p: Promise<unknown>) =>
-  p.then(
-    () => ({ error: "ok" }) as { error: string; fields?: Record<string, string[]> },
-    (e) => toPublicError(e).body,
-  );
-const uniq = () => Math.random().toString(36).slice(2, 8);
-
-/** Stores `n` clicks on a link at `timestamp`, the way the recorder does (rows + hourly rollups). */
-async function clicksOn(linkId: string, workspaceId: string, n: number, timestamp = Date.now() - 60_000) {
-  for (let i = 0; i < n; i++) {
-    const r: ClickRecord = {
-      linkId,
-      workspaceId,
-      ts: clickTs(timestamp),
-      timestamp,
-      country: null,
-      region: null,
-      regionName: null,
-      city: null,
-      timezone: null,
-      lat: null,
-      lng: null,
-      device: "desktop",
-      platform: null,
-      browser: null,
-      referer: null,
-      rule: "url",
-    };
-    t.app.clicks!.record(r);
-  }
-  await t.app.clicks!.flush();
-}
-
-/** A link straight into the table (any expiry, any creation time). */
-const put = (u: TestUser, over: Partial<typeof links.$inferInsert> = {}) =>
-  insertLink(t.app.db, { workspaceId: u.workspaceId, url: `https://example.com/${uniq()}`, ...over });
+const { as, put, clicksOn } = linkTools(() => t);
 
 const idsOf = (r: { links: { id: string }[] }) => r.links.map((l) => l.id);
 

@@ -3,40 +3,20 @@ import nodeHttp from "node:http";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { domains, links } from "../../../db/schema";
-import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+import { http, type TestServer, type TestUser } from "../../test/harness";
+import { BOT, BROWSER, pageServer, pageTools } from "./public-page.test-helper";
 
 // Needs the Remix build (`npm run build`): the page is rendered by a Remix route.
 let t: TestServer;
 let alice: TestUser;
-let seq = 0;
-
-const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
-const BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
-
-beforeAll(async () => {
-  t = await createTestServer({}, { remix: true });
-  alice = await t.user({ plan: "pro" });
-});
+beforeAll(async () => void ({ t, alice } = await pageServer()));
 afterAll(() => t?.close());
 
-const api = (method: string, path: string, json?: unknown) => http(`${t.api}${path}`, { method, json, headers: alice.auth });
-const visit = (slug: string, opts: { ua?: string; method?: string } = {}) =>
-  http(`${t.redirect}/${slug}`, { method: opts.method ?? "GET", headers: { "user-agent": opts.ua ?? BROWSER } });
+const { api, visit, tree, item } = pageTools(() => ({ t, alice }), "page");
 const views = async (id: string) => {
   await t.app.clicks?.flush(); // clicks are written in batches, off the request path
   return (await api("GET", `/linktrees/${id}/analytics`)).json;
 };
-
-async function tree(json: Record<string, unknown> = {}) {
-  const r = await api("POST", "/linktrees", { slug: `page-${Date.now().toString(36)}-${seq++}`, title: "Ana", ...json });
-  expect(r.status).toBe(201);
-  return r.json as { id: string; slug: string };
-}
-async function item(id: string, json: Record<string, unknown>) {
-  const r = await api("POST", `/linktrees/${id}/items`, { url: "https://example.com/", ...json });
-  expect(r.status).toBe(201);
-  return r.json as { id: string; short_url: string };
-}
 const publish = (id: string, published = true) => api("PATCH", `/linktrees/${id}`, { published });
 const pageLinkId = async (slug: string) =>
   (

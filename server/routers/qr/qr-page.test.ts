@@ -1,17 +1,13 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+import { signedInDashboard } from "../../test/dashboard-session";
+import { http, type TestServer, type TestUser } from "../../test/harness";
 
 describe.skipIf(!existsSync("build/index.js"))("the dashboard's QR code (Remix)", () => {
   let t: TestServer;
   let u: TestUser;
   let cookie: string;
-  beforeAll(async () => {
-    t = await createTestServer({}, { remix: true });
-    u = await t.user({ plan: "pro" });
-    const session = await t.app.lucia.createSession(u.id, { createdAt: Date.now() });
-    cookie = `app_session=${session.id}`;
-  });
+  beforeAll(async () => void ({ t, u, cookie } = await signedInDashboard({ plan: "pro" })));
   afterAll(() => t?.close());
 
   it("the QR route answers the same image as GET /links/{id}/qr for the same options, as a download when asked", async () => {

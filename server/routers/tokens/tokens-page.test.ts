@@ -1,18 +1,13 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../domain/scopes";
-import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+import { signedInDashboard } from "../../test/dashboard-session";
+import { http, type TestServer } from "../../test/harness";
 
 describe.skipIf(!existsSync("build/index.js"))("tokens page (Remix, no JavaScript)", () => {
   let t: TestServer;
-  let u: TestUser;
   let cookie: Record<string, string>;
-  beforeAll(async () => {
-    t = await createTestServer({}, { remix: true });
-    u = await t.user({ plan: "pro" });
-    const session = await t.app.lucia.createSession(u.id, { createdAt: Date.now() });
-    cookie = { cookie: `app_session=${session.id}`, origin: t.appUrl };
-  });
+  beforeAll(async () => void ({ t, formHeaders: cookie } = await signedInDashboard({ plan: "pro" })));
   afterAll(() => t?.close());
 
   const submit = (fields: [string, string][]) =>

@@ -5,6 +5,7 @@ import { links, webhookDeliveries, webhooks } from "../../../db/schema";
 import { clickTs } from "../../lib/ids";
 import { insertClicks, storeClicks } from "../../core/click-pipeline/storage";
 import type { ClickRecord } from "../../core/click-pipeline/types";
+import { CLICK_EVENT_FIELDS, fullyKnownClick } from "../../test/click-records";
 import { startWebhookWorker, type WebhookWorker } from "../../core/webhook-worker";
 import { startReceiver, type TestReceiver } from "../../core/webhook-receiver.test-helper";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
@@ -173,29 +174,7 @@ describe("POST /webhooks/{id}/test", () => {
 });
 
 describe("clicks and page views", () => {
-  const click = (linkId: string, workspaceId: string, over: Partial<ClickRecord> = {}): ClickRecord => {
-    const timestamp = Date.now();
-    return {
-      linkId,
-      workspaceId,
-      ts: clickTs(timestamp),
-      timestamp,
-      country: "DE",
-      region: "BE",
-      regionName: "Berlin",
-      city: "Berlin",
-      timezone: "Europe/Berlin",
-      lat: 52.5,
-      lng: 13.4,
-      device: "desktop",
-      platform: "Linux",
-      browser: "Chrome 126",
-      referer: "https://ref.example/",
-      rule: "url",
-      visitor: "visitor-key-never-sent",
-      ...over,
-    };
-  };
+  const click = (linkId: string, workspaceId: string, over: Partial<ClickRecord> = {}) => fullyKnownClick(linkId, workspaceId, Date.now(), over);
 
   it("a visit sends link.clicked with {link_id, click}, the click as the analytics API answers it and no address", async () => {
     const link = await newLink();
@@ -225,21 +204,7 @@ describe("clicks and page views", () => {
     expect(events.every((e) => e.type === "link.clicked" && e.data.link_id === link.id)).toBe(true);
     expect(new Set(events.map((e) => (e.data.click as { ts: string }).ts)).size).toBe(3);
     const sent = events[0].data.click as Record<string, unknown>;
-    expect(Object.keys(sent).sort()).toEqual([
-      "browser",
-      "country",
-      "device",
-      "lat",
-      "lng",
-      "platform",
-      "referer",
-      "region",
-      "region_name",
-      "rule",
-      "timestamp",
-      "timezone",
-      "ts",
-    ]);
+    expect(Object.keys(sent).sort()).toEqual(CLICK_EVENT_FIELDS);
     expect(sent).toMatchObject({ country: "DE", region_name: "Berlin", lat: 52.5, lng: 13.4, device: "desktop", referer: "https://ref.example/" });
   });
 

@@ -1,18 +1,13 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
+import { signedInDashboard } from "../../test/dashboard-session";
+import { http, type TestServer } from "../../test/harness";
 
 // Needs the Remix build (`npm run build`): the page is a Remix route.
 describe.skipIf(!existsSync("build/index.js"))("webhooks page (Remix, no JavaScript)", () => {
   let t: TestServer;
-  let u: TestUser;
   let cookie: Record<string, string>;
-  beforeAll(async () => {
-    t = await createTestServer({}, { remix: true });
-    u = await t.user({ plan: "pro" });
-    const session = await t.app.lucia.createSession(u.id, { createdAt: Date.now() });
-    cookie = { cookie: `app_session=${session.id}`, origin: t.appUrl };
-  });
+  beforeAll(async () => void ({ t, formHeaders: cookie } = await signedInDashboard({ plan: "pro" })));
   afterAll(() => t?.close());
 
   const page = () => http(`${t.appUrl}/webhooks`, { headers: { cookie: cookie.cookie } });

@@ -2,13 +2,10 @@ import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { apiTokens } from "../../../db/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase, type Database } from "../../../db/client";
-import { createTestDatabase, tempDataDir } from "../../../db/test-db";
-import { parseConfig } from "../../config";
-import { createServices, type AppServices } from "../../core/services";
-import { startServers, type RunningServers } from "../../http/server";
+import type { AppServices } from "../../core/services";
 import { createUserWithWorkspace, issueToken } from "../../lib/users";
-import { freePort, http, pollUntil } from "../../test/harness";
+import { http, pollUntil } from "../../test/harness";
+import { startTwoInstances, type Instance } from "../../test/two-instances";
 import { invitationToken } from "./teams.test-helper";
 
 /**
@@ -17,42 +14,11 @@ import { invitationToken } from "./teams.test-helper";
  * effect on the other's very next request: each instance caches token look-ups (core/auth.ts), and such
  * a change answers only once every instance dropped them.
  */
-type Instance = { app: AppServices; api: string; servers: RunningServers };
-let db: Awaited<ReturnType<typeof createTestDatabase>>;
-let second: Database;
 let a: Instance, b: Instance;
-const dataDir = tempDataDir(); // one outbox for both, like one mail relay
+let close: (() => Promise<void>) | undefined;
 
-async function instance(database: Database): Promise<Instance> {
-  const [appPort, redirectPort] = [await freePort(), await freePort()];
-  const config = parseConfig({
-    APP_URL: `http://127.0.0.1:${appPort}`,
-    REDIRECT_URL: `http://127.0.0.1:${redirectPort}`,
-    DATA_DIR: dataDir,
-    SESSION_SECRET: "s".repeat(32),
-    REDIS_URL: process.env.REDIS_URL,
-    LOG_LEVEL: "silent",
-  });
-  const app = await createServices(config, database, { rateLimitPrefix: `i${randomBytes(6).toString("hex")}` });
-  const servers = await startServers(app, { remix: false });
-  return { app, api: `http://127.0.0.1:${appPort}/api`, servers };
-}
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  second = db.url ? await openDatabase({ databaseUrl: db.url, migrate: false, poolSize: 3 }) : db;
-  a = await instance(db);
-  b = await instance(second);
-});
-afterAll(async () => {
-  for (const i of [a, b]) {
-    await i?.servers.close();
-    await i?.app.clicks?.close();
-    await i?.app.limits.close();
-  }
-  if (second && second !== db) await second.close();
-  await db?.dispose();
-});
+beforeAll(async () => void ({ a, b, close } = await startTwoInstances({ SESSION_SECRET: "s".repeat(32) })));
+afterAll(() => close?.());
 
 const on = (i: Instance) => (method: string, path: string, headers?: Record<string, string>, json?: unknown) =>
   http(`${i.api}${path}`, { method, headers, json });

@@ -1,0 +1,31 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository's root folder, where the command line runs. */
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const tsx = path.join(root, "node_modules/.bin/tsx");
+
+/** `json`: its output (or its error output) if that is JSON; the tests say what shape they read. */
+export type CliRun<J> = { code: number; stdout: string; stderr: string; json: J };
+
+/** Runs `tsx server/cli.ts …` (what `npm run cli --` runs) with only PATH, HOME, `defaults` and the values `env` sets in its environment. */
+export function runCli<J = unknown>(
+  args: string[],
+  env: Record<string, string | undefined>,
+  opts: { timeoutMs: number; defaults?: Record<string, string> },
+): Promise<CliRun<J>> {
+  const childEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...opts.defaults };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
+  return new Promise((resolve) => {
+    execFile(tsx, ["server/cli.ts", ...args], { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: opts.timeoutMs }, (err, stdout, stderr) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout || stderr);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, json: json as J });
+    });
+  });
+}
