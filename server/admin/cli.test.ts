@@ -1,7 +1,9 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { auditEvents } from "../../db/schema";
 import { createTestServer, http, type TestServer } from "../test/harness";
 import { runCli } from "./cli.test-helper";
 import { ADMIN_FILE, ADMIN_PATH, ADMIN_SECRET_HEADER, readAdminEndpointInfo } from "./endpoint";
@@ -49,6 +51,25 @@ describe(`npm run cli while the server runs (${process.env.DATABASE_URL ? "Postg
     expect(again.code).toBe(1);
     expect(again.json.error).toBe("TOKEN_LIMIT_REACHED");
     expect(again.json.message).toMatch(/one live token.*Revoke/);
+  }, 60_000);
+
+  it("token:create and token:revoke are in the workspace's audit log as the token's owner's doing", async () => {
+    const email = unique();
+    const user = (await cli(["user:create", "--email", email], env)).json;
+    const made = await cli(["token:create", "--email", email, "--name", "logged"], env);
+    expect(made.code).toBe(0);
+    const id = made.json.record.id;
+    expect((await cli(["token:revoke", "--id", id], env)).code).toBe(0);
+    expect((await cli(["token:revoke", "--id", id], env)).code).toBe(0); // again: nothing more to log
+    const events = await t.app.db
+      .select({ action: auditEvents.action, actor: auditEvents.actorUserId, workspace: auditEvents.workspaceId, changes: auditEvents.changes })
+      .from(auditEvents)
+      .where(eq(auditEvents.targetId, id))
+      .orderBy(asc(auditEvents.at));
+    expect(events).toEqual([
+      { action: "token.created", actor: user.user.id, workspace: user.workspace.id, changes: ["name"] },
+      { action: "token.deleted", actor: user.user.id, workspace: user.workspace.id, changes: [] },
+    ]);
   }, 60_000);
 
   it("token:create --scopes makes a token limited to those scopes; absent, the token has every scope", async () => {

@@ -43,8 +43,18 @@ export const memberNames = (input: Record<string, unknown>, omit: readonly strin
  */
 export function changedOnly(names: string[], before: unknown, output: unknown): string[] {
   if (!isObject(before) || !isObject(output)) return names;
-  return names.filter((k) => !(k in output) || !(k in before) || !isDeepStrictEqual(before[k], output[k]));
+  const moved = (k: string) => k in output && k in before && !isDeepStrictEqual(before[k], output[k]);
+  const changed = names.filter((k) => !(k in output) || !(k in before) || moved(k));
+  // A member another one's write clears with it is a change too, when it did move.
+  const implied = changed.flatMap((k) => IMPLIED_MEMBERS[k] ?? []).filter((k) => !changed.includes(k) && moved(k));
+  return [...changed, ...implied].sort();
 }
+
+/** Members a write of another member changes with it: a link's expiry cleared clears its expiration URL. */
+const IMPLIED_MEMBERS: Record<string, readonly string[]> = { expires_at: ["expiration_url"] };
+
+/** True for a target read before the change that was already gone: deleting it again is no event. */
+const alreadyGone = (before: unknown) => isObject(before) && ((before.deleted_at ?? null) !== null || (before.revoked_at ?? null) !== null);
 
 const idOf = (output: unknown): string | null => {
   if (!isObject(output)) return null;
@@ -77,7 +87,10 @@ export function derivedRule(method: string, path: string): AuditRule | null {
   const action = verb ? pastTense(verb) : method === "POST" ? "created" : method === "DELETE" ? "deleted" : "updated";
   return ({ actor, input, output, before }) => {
     const targetId = targetParam ? String(input[targetParam] ?? "") || null : idOf(output);
+    if (method === "DELETE" && alreadyGone(before)) return [];
     const changes = method === "DELETE" ? [] : changedOnly(memberNames(input, params), before, output);
+    // An edit that moved nothing (the values it sent were the ones there) changed nothing to log.
+    if (method === "PATCH" && before !== undefined && changes.length === 0) return [];
     return [{ workspaceId: actor.workspaceId, action: `${type}.${action}`, targetType: type, targetId, changes }];
   };
 }

@@ -71,7 +71,7 @@ describe("GET /audit", () => {
     expect(JSON.stringify(mine)).not.toContain("example.com/b");
   });
 
-  it("an update names only the members whose value it changed; one that changes nothing names none (links, linktrees, items, webhooks, domains, members, the workspace)", async () => {
+  it("an update names only the members whose value it changed; one that changes nothing is no event (links, linktrees, items, webhooks, domains, members, the workspace)", async () => {
     const link = (await call("POST", "/links", owner.cookie, { url: "https://example.com/same" })).json.id;
     const tree = (await call("POST", "/linktrees", owner.cookie, { slug: `c${uniq()}`, title: "Page" })).json.id;
     const item = (await call("POST", `/linktrees/${tree}/items`, owner.cookie, { title: "One", url: "https://example.com/1" })).json.id;
@@ -96,14 +96,33 @@ describe("GET /audit", () => {
     const events = (await log()).slice(0, (await log()).length - before).reverse();
     expect(events.map((e) => [e.target.id, e.changes])).toEqual([
       [link, ["tags"]],
-      [link, []],
       [tree, ["bio"]],
       [item, ["url"]],
       [hook, ["active"]],
-      [domain, []],
-      [mate.id, []],
-      [ws, []],
     ]);
+  });
+
+  it("a member another one's change cleared is named too: clearing a link's expiry clears its expiration URL", async () => {
+    const expiring = { url: "https://example.com/exp", expires_at: Date.now() + 86_400_000, expiration_url: "https://example.com/gone" };
+    const id = (await call("POST", "/links", owner.cookie, expiring)).json.id;
+    const plain = (await call("POST", "/links", owner.cookie, { url: "https://example.com/plain", expires_at: Date.now() + 86_400_000 })).json.id;
+    expect((await call("PATCH", `/links/${id}`, owner.cookie, { expires_at: null })).json.expiration_url).toBeNull();
+    expect((await call("PATCH", `/links/${plain}`, owner.cookie, { expires_at: null })).status).toBe(200);
+    const events = await log();
+    expect(events.find((e) => e.target.id === id && e.action === "link.updated")?.changes).toEqual(["expiration_url", "expires_at"]);
+    expect(events.find((e) => e.target.id === plain && e.action === "link.updated")?.changes).toEqual(["expires_at"]);
+  });
+
+  it("deleting what is already gone is no second event: a link deleted again, a token revoked again", async () => {
+    const id = (await call("POST", "/links", owner.cookie, { url: "https://example.com/twice" })).json.id;
+    expect((await call("DELETE", `/links/${id}`, owner.cookie)).status).toBe(204);
+    expect((await call("DELETE", `/links/${id}`, owner.cookie)).status).toBe(204);
+    const { mate, tokenId } = await teammateWithToken();
+    expect((await call("DELETE", `/account/tokens/${tokenId}`, mate.cookie)).status).toBe(204);
+    expect((await call("DELETE", `/account/tokens/${tokenId}`, mate.cookie)).status).toBe(204);
+    const events = await log();
+    expect(events.filter((e) => e.target.id === id && e.action === "link.deleted")).toHaveLength(1);
+    expect(events.filter((e) => e.target.id === tokenId && e.action === "token.deleted")).toHaveLength(1);
   });
 
   it("removing a member logs each of their tokens the removal revoked", async () => {
@@ -227,6 +246,7 @@ describe("GET /audit", () => {
     const before = (await log()).length;
     await dashboard.link.bulkTag({ ids: [a, b], add: ["launch"] });
     await dashboard.link.bulkDelete({ ids: [a] });
+    await dashboard.link.bulkExpiry({ ids: [b], expires_at: null }); // b has no expiry: nothing moves
     const events = (await log()).slice(0, (await log()).length - before);
     expect(events.map((e) => [e.action, e.target.id, e.changes]).sort()).toEqual(
       [

@@ -28,16 +28,18 @@ export async function bulkWrite(
 
 async function logEach(lt: LinkTx, logged: BulkLog, rows: LinkRow[]): Promise<void> {
   const { actor, action, changes } = logged;
+  const events = rows.map((r) => ({
+    workspaceId: r.workspaceId,
+    action,
+    targetType: "link",
+    targetId: r.id,
+    changes: typeof changes === "function" ? changes(r) : changes,
+  }));
+  // A link the action left as it was (no expiry to clear) has no change to log.
   await writeAuditEvents(
     lt.db,
     actor,
-    rows.map((r) => ({
-      workspaceId: r.workspaceId,
-      action,
-      targetType: "link",
-      targetId: r.id,
-      changes: typeof changes === "function" ? changes(r) : changes,
-    })),
+    events.filter((e) => action === "link.deleted" || e.changes.length > 0),
   );
 }
 

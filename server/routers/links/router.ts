@@ -134,6 +134,7 @@ export const linkRouter = router({
         description: "Soft delete: frees the slug, keeps the record and its click events. Answers 204 again when already deleted.",
         protect: true,
       },
+      auditBefore: (app, actor, input) => getLink(app, actor, String(input.id)),
       successStatus: 204,
       errors: [409],
     })

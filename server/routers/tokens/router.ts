@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isObject } from "../../lib/input";
 import { router, sessionOnlyProcedure, contract } from "../../trpc/init";
 import { memberNames, tokenWorkspace } from "../../trpc/audit";
 import { apiTokenOutput, createTokenInput, createTokenOutput, tokenIdInput } from "./tokens.schema";
@@ -80,8 +81,11 @@ export const tokenRouter = router({
       internal: true,
       successStatus: 204,
       uncountedForSessions: true,
-      // Logged in the workspace the token acted in, which may not be the session's current one.
-      audit: async ({ input, db }) => {
+      // Logged in the workspace the token acted in, which may not be the session's current one; a
+      // token revoked before is revoked again with no event.
+      auditBefore: async (app, actor, input) => (await listTokens(app.db, actor.userId)).find((t) => t.id === input.id),
+      audit: async ({ input, db, before }) => {
+        if (isObject(before) && before.revoked_at !== null) return [];
         const workspaceId = await tokenWorkspace(db, String(input.id));
         return workspaceId ? [{ workspaceId, action: "token.deleted", targetType: "token", targetId: String(input.id), changes: [] }] : [];
       },

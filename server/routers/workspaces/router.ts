@@ -50,15 +50,13 @@ const internal = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}
 /** An audit event in the workspace `ws` of the call; its target is named by `target`. */
 const event =
   (action: string, targetType: string, target: (input: Record<string, unknown>, output: unknown) => unknown, ws?: (output: unknown) => unknown): AuditRule =>
-  ({ input, output, before }) => [
-    {
-      workspaceId: String((ws ? ws(output) : input.id) ?? ""),
-      action,
-      targetType,
-      targetId: (target(input, output) as string | undefined) ?? null,
-      changes: changedOnly(memberNames(input, ["id", "userId", "inviteId", "token"]), before, output),
-    },
-  ];
+  ({ input, output, before }) => {
+    const changes = changedOnly(memberNames(input, ["id", "userId", "inviteId", "token"]), before, output);
+    // An edit that moved nothing (a role given again, the same name) changed nothing to log.
+    if (action.endsWith(".updated") && before !== undefined && changes.length === 0) return [];
+    const workspaceId = String((ws ? ws(output) : input.id) ?? "");
+    return [{ workspaceId, action, targetType, targetId: (target(input, output) as string | undefined) ?? null, changes }];
+  };
 const out = (o: unknown) => o as { id: string; workspace: { id: string } };
 
 export const workspaceRouter = router({
