@@ -1,6 +1,10 @@
+import { mkdtempSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import os from "node:os";
+import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeAvatar } from "../lib/avatars";
 import { avatarDataUrl, isPrivateAddress } from "./share-cards";
 
 // A linktree's share card shows its avatar: fetched once, shrunk to a PNG data: URL for the renderer,
@@ -42,6 +46,24 @@ describe("a linktree card's avatar", () => {
   it("is left out when the URL is not an image or is too large", async () => {
     expect(await avatarDataUrl(`${base}/page.html`, true)).toBeNull();
     expect(await avatarDataUrl(`${base}/huge.png`, true)).toBeNull();
+  });
+
+  it("uploaded through the dashboard, is read from DATA_DIR even where APP_URL is a private address, never fetched", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "card-avatar-"));
+    const name = await storeAvatar(
+      dataDir,
+      await sharp({ create: { width: 300, height: 300, channels: 3, background: "#00ff00" } })
+        .png()
+        .toBuffer(),
+    );
+    const own = { appUrl: new URL(base), dataDir };
+    const before = hits;
+    const url = await avatarDataUrl(`${base}/uploads/avatars/${name}`, false, own);
+    expect(url).toMatch(/^data:image\/png;base64,/);
+    expect(hits).toBe(before);
+    // Any other name under that path is no upload of ours, and a private address is still not fetched.
+    expect(await avatarDataUrl(`${base}/uploads/avatars/../secret.webp`, false, own)).toBeNull();
+    expect(hits).toBe(before);
   });
 
   it("is never fetched from a private or loopback address unless allowed", async () => {

@@ -87,7 +87,7 @@ const IMPORT_FORM_PATH = /^\/links\/import(\.data)?\/?$/;
 const FORM_TYPES = new Set(["application/x-www-form-urlencoded", "multipart/form-data"]);
 
 /** The body read by `formBodies`, for the Remix handler (undefined: none). */
-export type FormBodyRequest = Request & { formBody?: Buffer<ArrayBuffer>; formStream?: ReadableStream<Uint8Array> };
+export type FormBodyRequest = Request & { formBody?: Buffer<ArrayBuffer>; formStream?: ReadableStream<Uint8Array>; avatarTooLarge?: boolean };
 
 /**
  * Bounds every body that reaches Remix, before any action reads it (request.formData() reads all
@@ -111,7 +111,17 @@ export function formBodies() {
         : multipart && IMPORT_FORM_PATH.test(req.path)
           ? IMPORT_FORM_MAX_BYTES
           : FORM_MAX_BYTES;
-    if (Number(declared) > limit) return refuseBody(req, res, new AppError("PAYLOAD_TOO_LARGE"));
+    if (Number(declared) > limit) {
+      // An avatar too large is its form's error, said on its page as the smaller ones over 2 MB are
+      // (dashboardUploads): the file is not read, and the socket closes after the answer.
+      if (multipart && limit === AVATAR_FORM_MAX_BYTES) {
+        req.resume();
+        res.setHeader("Connection", "close");
+        req.avatarTooLarge = true;
+        return next();
+      }
+      return refuseBody(req, res, new AppError("PAYLOAD_TOO_LARGE"));
+    }
     if (multipart && limit === IMPORT_FORM_MAX_BYTES) {
       // The CSV upload goes to disk as it arrives (its action streams it into a file): counted, never held in memory.
       req.formStream = boundedStream(req, limit);

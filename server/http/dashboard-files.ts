@@ -46,7 +46,8 @@ export function dashboardFiles(app: AppServices): express.Router {
       res.end(body);
     }),
   );
-  // Names are random and never reused, so a stored avatar can be cached for good; anyone may see it.
+  // Names are random and never reused, so a stored avatar can be cached for good; anyone may see it,
+  // from any origin: a linktree page on the redirect domain shows it (the other answers stay same-origin).
   router.get("/uploads/avatars/:name", (req, res) => {
     const name = req.params.name;
     const file = AVATAR_NAME_RE.test(name) ? avatarPath(app.config.dataDir, name) : "";
@@ -56,6 +57,7 @@ export function dashboardFiles(app: AppServices): express.Router {
       "Content-Length": String(statSync(file).size),
       "Cache-Control": "public, max-age=31536000, immutable",
       "X-Content-Type-Options": "nosniff",
+      "Cross-Origin-Resource-Policy": "cross-origin",
     });
     createReadStream(file)
       .on("error", () => res.destroy())

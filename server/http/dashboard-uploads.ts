@@ -116,6 +116,7 @@ async function stageImport(app: AppServices, req: FormBodyRequest, actor: { work
 
 /** An avatar: checked by its content and stored as size×size WebP; the page's action then sets its URL. */
 async function storeAvatarForm(app: AppServices, req: FormBodyRequest, size: number): Promise<Record<string, string>> {
+  if (req.avatarTooLarge) return { intent: "avatar", ...fieldFailure("avatar", "must be at most 2 MB") };
   let form: FormData;
   try {
     form = await unstable_parseMultipartFormData(multipartRequest(req), unstable_createMemoryUploadHandler({ maxPartSize: AVATAR_MAX_BYTES }));

@@ -66,6 +66,24 @@ describe("linktree avatar upload", () => {
     expect(await e.avatarUrl()).toBeNull();
   });
 
+  it("a file far over 2 MB (more than the form's whole allowance) is refused on the page in the same words, not with a bare 413", async () => {
+    const e = await editor("tree-avatar-huge@example.com");
+    const page = await e.upload(randomBytes(3 * 1024 * 1024));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("must be at most 2 MB");
+    expect(await e.avatarUrl()).toBeNull();
+  });
+
+  it("an uploaded avatar may be shown by a page of another origin (the linktree page on the redirect domain)", async () => {
+    const e = await editor("tree-avatar-cors@example.com");
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#0a0" } })
+      .png()
+      .toBuffer();
+    expect((await e.upload(png)).status).toBe(200);
+    const img = await fetch((await e.avatarUrl())!);
+    expect(img.headers.get("cross-origin-resource-policy")).toBe("cross-origin");
+  });
+
   it("a file that is not an image is refused in the form's words, and nothing is set", async () => {
     const e = await editor("tree-avatar-bad@example.com");
     const page = await e.upload(Buffer.from("not an image"));

@@ -112,7 +112,7 @@ export function ogImageRoute(app: AppServices, visits: Visits, trust: TrustFn) {
       // A linktree page's card shows its title and avatar.
       const tree = title === null ? await linktreeCard(app.db, m[1]) : null;
       if (title === null && tree === null) return visits.notFound(req, res);
-      const avatar = tree?.avatarUrl ? await avatarDataUrl(tree.avatarUrl, app.config.webhookAllowPrivate) : null;
+      const avatar = tree?.avatarUrl ? await avatarDataUrl(tree.avatarUrl, app.config.webhookAllowPrivate, app.config) : null;
       // Looked up per request, not once: tests may set the images of a data directory up first.
       const images = ogImagesIn(app.config.dataDir);
       const png = await images.get({ title: title ?? tree!.title, subtitle: app.config.redirectDomain, ...(avatar ? { avatar } : {}) }, async () => {
