@@ -77,7 +77,7 @@ const report = (violations: string[]) => {
   return violations;
 };
 
-const SIGNED_OUT = ["/", "/login", "/report", "/docs", "/invites/00000000000000000000000000000000", "/this-page-does-not-exist"];
+const SIGNED_OUT = ["/", "/login", "/report", "/terms", "/docs", "/invites/00000000000000000000000000000000", "/this-page-does-not-exist"];
 const signedIn = (admin: boolean, withData: boolean) => [
   "/",
   "/links",

@@ -44,6 +44,12 @@ export function formError(e: unknown): FormError {
 /** A failed field check of the dashboard itself, in the same shape. */
 export const fieldError = (fields: Record<string, string[]>, error = "VALIDATION_FAILED"): FormError => ({ error, message: messageFor(error), fields });
 
+/**
+ * A form whose box ("Yes, delete …") was not ticked: its error, else null. The box is `required` in
+ * the page, and checked here too, so a form sent without it (scripts, old browsers) changes nothing.
+ */
+export const unconfirmed = (form: FormData): FormError | null => (form.get("confirm") === "yes" ? null : fieldError({ confirm: ["tick the box to confirm"] }));
+
 /** Runs a procedure for an action: `{ok: true, value}` or `{ok: false, error}`; a lost session goes to sign-in. */
 export async function attempt<T>(request: Request, fn: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: FormError }> {
   try {

@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useSubmit } from "@remix-run/react";
 import { Empty, FormAlert, PageHeader, Success } from "../components/ui";
-import { attempt, fieldError, load } from "../lib/errors.server";
+import { attempt, fieldError, load, unconfirmed } from "../lib/errors.server";
 import { useEnv } from "../lib/env";
 import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
@@ -35,7 +35,8 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
     return r.ok ? { ok: "Report dismissed." } : { error: r.error };
   }
   if (intent === "deleteLink") {
-    if (form.get("confirm") !== "yes") return { error: fieldError({ confirm: ["tick the box to confirm"] }) };
+    const refused = unconfirmed(form);
+    if (refused) return { error: refused };
     const r = await attempt(request, () => context.caller.report.deleteLink({ id }));
     return r.ok ? { ok: "Link deleted and report closed." } : { error: r.error };
   }

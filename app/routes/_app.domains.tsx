@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
 import { ConfirmDelete, CopyButton, Field, fieldErrors, FormAlert, ListBesideForm, PageHeader, Success } from "../components/ui";
-import { attempt, fieldError, load } from "../lib/errors.server";
+import { attempt, fieldError, load, unconfirmed } from "../lib/errors.server";
 import { useEnv } from "../lib/env";
 import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
@@ -41,7 +41,8 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
     return r.ok ? { intent, id, saved: true } : { intent, id, error: r.error };
   }
   if (intent === "delete") {
-    if (form.get("confirm") !== "yes") return { intent, id, error: fieldError({ confirm: ["tick the box to confirm"] }) };
+    const refused = unconfirmed(form);
+    if (refused) return { intent, id, error: refused };
     const name = String(form.get("name") ?? "");
     const r = await attempt(request, () => context.caller.domain.delete({ id }));
     return r.ok ? { intent, id, deleted: name } : { intent, id, error: r.error };

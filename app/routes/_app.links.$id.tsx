@@ -5,7 +5,7 @@ import { QrDialog } from "../components/QrDialog";
 import { LinkForm } from "../components/LinkForm";
 import { CHECK_HEALTH_INTENT, LinkHealthCard } from "../components/LinkHealthCard";
 import { ConfirmDelete, CopyButton, FormAlert, PageHeader, Success } from "../components/ui";
-import { attempt, fieldError, load } from "../lib/errors.server";
+import { attempt, fieldError, load, unconfirmed } from "../lib/errors.server";
 import { updateInputFrom } from "../lib/link-form.server";
 import { valuesFromLink, type LinkFormValues } from "../lib/link-form";
 import { loadAcrossWorkspaces } from "../lib/locate.server";
@@ -48,7 +48,8 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
   const form = await request.formData();
   const id = params.id ?? "";
   if (form.get("intent") === "delete") {
-    if (form.get("confirm") !== "yes") return { intent: "delete", error: fieldError({ confirm: ["tick the box to confirm"] }) };
+    const refused = unconfirmed(form);
+    if (refused) return { intent: "delete", error: refused };
     const r = await attempt(request, () => context.caller.link.delete({ id }));
     if (!r.ok) return { intent: "delete", error: r.error };
     throw redirect("/links?deleted=1");
@@ -59,7 +60,8 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
   }
   const current = await load(request, () => context.caller.link.get({ id }));
   if (form.get("intent") === KEEP_INTENT) {
-    if (form.get("confirm") !== "yes") return { intent: "keep", error: fieldError({ confirm: ["tick the box to confirm"] }) };
+    const refused = unconfirmed(form);
+    if (refused) return { intent: "keep", error: refused };
     const url = String(form.get("url") ?? "");
     // The page may be older than the link: keep only a URL that is still one of its variants.
     if (!current.variants?.some((v) => v.url === url)) {

@@ -296,7 +296,9 @@ function MappingStep({
           </p>
         </div>
       </div>
-      <div className="overflow-x-auto">
+      {/* Focusable, so a keyboard can scroll a preview wider than the screen. */}
+      {/* eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex -- a scrolling region must take focus to be scrolled by keys */}
+      <div className="overflow-x-auto" role="region" aria-label="Preview of the file" tabIndex={0}>
         <table className="w-full text-left text-sm" aria-label="The first rows of the file">
           <caption className="mb-1 text-left text-xs text-slate-600 dark:text-slate-400">The first rows of the file; imported columns are highlighted.</caption>
           <thead>
@@ -404,7 +406,7 @@ function JobProgress({ job }: { job: Job }) {
       {job.rejected || job.moved.length ? (
         <p className="text-sm">
           Row numbers count data rows, the header row excluded.{" "}
-          <a href={`/links/import/${job.id}/rejects.csv`} download>
+          <a href={`/links/import/${job.id}/rejects.csv`} download className="underline">
             Download the report (CSV)
           </a>
         </p>

@@ -15,7 +15,7 @@ import {
   type Palette,
   type Social,
 } from "../components/linktree-editor";
-import { attempt, fieldError, load, uploadError } from "../lib/errors.server";
+import { attempt, fieldError, load, unconfirmed, uploadError } from "../lib/errors.server";
 import { useEnv } from "../lib/env";
 import { formatNumber } from "../lib/format";
 import type { FormError } from "../lib/messages";
@@ -95,7 +95,8 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
     case "deleteItem":
       return run(() => lt.deleteItem({ id, itemId }), "Button deleted.");
     case "delete": {
-      if (form.get("confirm") !== "yes") return { intent, error: fieldError({ confirm: ["tick the box to confirm"] }) };
+      const refused = unconfirmed(form);
+      if (refused) return { intent, error: refused };
       const r = await attempt(request, () => lt.delete({ id }));
       if (!r.ok) return { intent, error: r.error };
       throw redirect("/linktrees");

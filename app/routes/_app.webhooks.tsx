@@ -1,7 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Form, useActionData, useLoaderData, useNavigation } from "@remix-run/react";
 import { ConfirmDelete, CopyButton, Field, fieldErrors, FormAlert, ListBesideForm, PageHeader, Success } from "../components/ui";
-import { attempt, fieldError, load } from "../lib/errors.server";
+import { attempt, fieldError, load, unconfirmed } from "../lib/errors.server";
 import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
@@ -58,7 +58,8 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
     return r.ok ? { intent, id, ok: "Test event queued. Its delivery shows below in a moment." } : { intent, id, error: r.error };
   }
   if (intent === "delete") {
-    if (form.get("confirm") !== "yes") return { intent, id, error: fieldError({ confirm: ["tick the box to confirm"] }) };
+    const refused = unconfirmed(form);
+    if (refused) return { intent, id, error: refused };
     const r = await attempt(request, () => context.caller.webhook.delete({ id }));
     return r.ok ? { intent, id, ok: "Webhook removed." } : { intent, id, error: r.error };
   }
@@ -209,7 +210,10 @@ function WebhookCard({ webhook: w, data, busy }: { webhook: Card; data: CardData
           </button>
         </Form>
       </div>
-      <section aria-labelledby={`${headingId}-deliveries`} className="overflow-x-auto">
+      {/* Named after its webhook, so each card's deliveries are a landmark of their own; focusable, so
+          a keyboard can scroll a table wider than a phone. */}
+      {/* eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex -- a scrolling region must take focus to be scrolled by keys */}
+      <section aria-label={`Recent deliveries to ${w.url}`} className="overflow-x-auto" tabIndex={0}>
         <h3 id={`${headingId}-deliveries`} className="mb-2 text-sm font-semibold">
           Recent deliveries
         </h3>

@@ -3,7 +3,7 @@ import { redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useSearchParams } from "@remix-run/react";
 import { ConfirmDelete, Field, fieldErrors, FormAlert, PageHeader, Success } from "../components/ui";
 import { workspaceLabel } from "../components/WorkspaceSwitcher";
-import { attempt, fieldError, load } from "../lib/errors.server";
+import { attempt, load, unconfirmed } from "../lib/errors.server";
 import { formatDate, formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
@@ -56,7 +56,8 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
     }
     case "remove": {
       // Removing someone ends their access at once: the form asks for a tick first, so one stray click does nothing.
-      if (form.get("confirm") !== "yes") return { intent, error: fieldError({ confirm: ["tick the box to confirm"] }), target: s("userId") };
+      const refused = unconfirmed(form);
+      if (refused) return { intent, error: refused, target: s("userId") };
       const r = await attempt(request, () => ws.removeMember({ id, userId: s("userId") }));
       return r.ok ? { intent, ok: "Removed. Their access ended at once." } : { intent, error: r.error, target: s("userId") };
     }
@@ -66,6 +67,8 @@ export async function action({ context, request, params }: ActionFunctionArgs): 
       throw redirect("/workspaces?done=left");
     }
     case "delete": {
+      const refused = unconfirmed(form);
+      if (refused) return { intent, error: refused };
       const r = await attempt(request, () => ws.delete({ id }));
       if (!r.ok) return { intent, error: r.error };
       throw redirect("/workspaces?done=deleted");
