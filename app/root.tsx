@@ -190,6 +190,7 @@ function Footer() {
           API reference
         </Link>
         <Link to="/report">Report abuse</Link>
+        <Link to="/terms">Terms of use</Link>
       </nav>
     </footer>
   );

@@ -38,7 +38,17 @@ export function formError(e: unknown): FormError {
   const response = thrownResponse(e);
   if (response) throw response; // redirects thrown by guards pass through
   const pub = publicError(e);
-  return { error: pub.body.error, message: messageFor(pub.body.error), fields: plainFields(pub.body.fields ?? {}) };
+  const wait = pub.body.error === "RATE_LIMITED" ? Number(pub.headers?.["Retry-After"]) : NaN;
+  const message = wait > 0 ? `Too many attempts. Try again ${afterWait(wait)}.` : messageFor(pub.body.error);
+  return { error: pub.body.error, message, fields: plainFields(pub.body.fields ?? {}) };
+}
+
+/** How long a limit still holds, in words: "in 40 seconds", "in 36 minutes", "in about 2 hours". */
+export function afterWait(seconds: number): string {
+  if (seconds < 60) return `in ${Math.ceil(seconds)} second${Math.ceil(seconds) === 1 ? "" : "s"}`;
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 90) return `in ${minutes} minute${minutes === 1 ? "" : "s"}`;
+  return `in about ${Math.round(minutes / 60)} hours`;
 }
 
 /** A failed field check of the dashboard itself, in the same shape. */

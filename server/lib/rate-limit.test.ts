@@ -86,6 +86,7 @@ describe("a session's writes count against the account's plan", () => {
     const over = await dashboardCreate(u.cookie);
     expect(over.status).toBe(200); // the form again, with the error
     expect(over.text).toContain("Too many attempts."); // the dashboard's words for RATE_LIMITED
+    expect(over.text).toMatch(/Try again in \d+ minutes\./); // with how long the hour's limit still holds
     expect(over.headers.get("ratelimit-remaining")).toBe("0");
     const trpcOver = await http(`${t.api}/trpc/link.create`, { method: "POST", headers: u.cookie, json: { url: "https://example.com/t" } });
     expect(trpcOver.status).toBe(429);
