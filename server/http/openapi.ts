@@ -86,6 +86,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   health: "Whether each link's destinations still answer, checked daily.",
   qr: "QR codes of short links, as SVG or PNG.",
   audit: "Who created, changed or deleted what in the workspace.",
+  imports: "CSV files of links (generic, or the exports of Bitly, Shlink, Kutt and YOURLS) imported as jobs that survive restarts.",
 };
 
 /**

@@ -134,6 +134,7 @@ const RULES: Record<string, AuditRule | false> = {
   // Reading a file changes nothing; the import itself is one event with its counts, written when it ends.
   "imports.inspect": false,
   "imports.start": false,
+  "imports.create": false,
   // Sign-in, the caller's own account and sessions, and abuse reports are not a workspace's doing.
   "auth.start": false,
   "auth.verify": false,

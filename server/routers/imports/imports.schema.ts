@@ -33,6 +33,16 @@ export const startInput = z
     title_to: titleToSchema.default("title"),
   })
   .strict();
+/** POST /imports: the text of a CSV file and the choices of the dashboard's import. */
+export const createImportInput = z
+  .object({
+    csv: text().min(1, "must be the text of a CSV file"),
+    format: formatSchema.default("auto"),
+    mapping: mappingSchema.optional(),
+    on_conflict: onConflictSchema.default("reject"),
+    title_to: titleToSchema.default("title"),
+  })
+  .strict();
 export const jobInput = z.object({ id: jobIdSchema }).strict();
 
 /** A refused row: its number, its slug and URL as the file gave them, the code and what is wrong. */

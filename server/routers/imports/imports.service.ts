@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir, readdir, rename, statfs, unlink } from "node:fs/promises";
+import { mkdir, readdir, rename, statfs, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
@@ -74,6 +74,13 @@ export async function stageUpload(
   const prefix = `${o.workspaceId}-`;
   for (const name of await readdir(dir).catch(() => [] as string[])) if (name.startsWith(prefix)) await unlink(path.join(dir, name)).catch(() => {});
   return { dir, name: uploadName(dashboardUploadOwner(o.workspaceId, o.userId)) };
+}
+
+/** A script's CSV text (POST /imports, at most a request body's 64 KiB) as a staged file of its own, beside any upload the dashboard keeps. */
+export async function stageText(dataDir: string, owner: string, text: string): Promise<string> {
+  const file = path.join(await ensureUploadsDir(dataDir), uploadName(owner));
+  await writeFile(file, text);
+  return file;
 }
 
 export async function ensureUploadsDir(dataDir: string): Promise<string> {
