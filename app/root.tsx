@@ -211,8 +211,21 @@ export default function App() {
 
 export function ErrorBoundary() {
   const error = useRouteError();
+  // The header and footer stay when the root's own data is there (a page's loader failed, not the root's):
+  // a wrong address or a refused filter leaves the way back in the menu.
+  const data = useRouteLoaderData<typeof loader>("root");
   const status = isRouteErrorResponse(error) ? error.status : 500;
   const text = isRouteErrorResponse(error) ? (typeof error.data === "string" ? error.data : error.statusText) : "Something went wrong.";
+  return (
+    <>
+      <Header viewer={data?.viewer ?? null} />
+      <ErrorPage status={status} text={text} />
+      <Footer />
+    </>
+  );
+}
+
+function ErrorPage({ status, text }: { status: number; text: string }) {
   return (
     <main id="main" className="mx-auto max-w-xl px-4 py-16 text-center">
       <h1 className="text-3xl font-semibold">{status === 404 ? "Not found" : status === 503 ? "Briefly unavailable" : `Error ${status}`}</h1>

@@ -63,7 +63,7 @@ export function Filters({ values, tags, domains }: { values: FilterValues; tags:
         <label htmlFor="q" className="label">
           Search
         </label>
-        <input id="q" name="q" type="search" className="input" placeholder="Slug, URL or title" defaultValue={values.q} />
+        <input id="q" name="q" type="search" className="input" placeholder="Slug, URL or title" maxLength={200} defaultValue={values.q} />
       </div>
       {select(
         "sort",
