@@ -45,3 +45,15 @@ export function isOnHost(value: string, host: string): boolean {
     return false;
   }
 }
+
+/**
+ * A URL path with its percent-encoded unreserved characters (letters, digits, `-._~`) written as
+ * themselves: the same URI either way, so `/%61bc` names the slug `abc`. Any other escape stays.
+ */
+export const decodeUnreserved = (path: string): string =>
+  path.includes("%")
+    ? path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+        const c = String.fromCharCode(parseInt(hex, 16));
+        return /[0-9A-Za-z\-._~]/.test(c) ? c : escape;
+      })
+    : path;

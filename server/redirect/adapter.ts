@@ -5,6 +5,7 @@ import { composeRedirectHost, type RedirectParts, type RequestListener } from ".
 import { lookupDomainByHost, lookupLinkBySlug, peekDomainByHost, peekLinkBySlug, peekLinkOnDomain, type CachedLink, type ServedDomain } from "../core/lookup";
 import type { AppServices } from "../core/services";
 import { hostFromHeader, hostNameOf, hostPart } from "../lib/hostnames";
+import { decodeUnreserved } from "../lib/urls";
 import { page } from "./html";
 import { mountOwnPaths, ogImageRoute } from "./own-paths";
 import { submitPassword } from "./password-submit";
@@ -22,9 +23,12 @@ export type LinktreePageHandler = (req: express.Request, res: express.Response, 
 
 const SLUG_PATH = /^\/([0-9A-Za-z-]{1,50})\/?$/;
 
-/** `/{slug}` → the lower-cased slug (slugs match whatever their case), or null when the path is no slug. */
+/**
+ * `/{slug}` → the lower-cased slug (slugs match whatever their case, and percent-encoded letters,
+ * digits and hyphens read as themselves), or null when the path is no slug.
+ */
 export function slugFromPath(path: string): string | null {
-  const m = SLUG_PATH.exec(path);
+  const m = SLUG_PATH.exec(decodeUnreserved(path));
   return m ? m[1].toLowerCase() : null;
 }
 

@@ -63,6 +63,15 @@ describe("GET /{slug}: plain links", () => {
     expect(r.headers.get("location")).toBe("https://dest.example/path?q=1");
   });
 
+  it("reads percent-encoded letters, digits and hyphens of the path as themselves (the same URI)", async () => {
+    const l = await newLink({ slug: `pct-${Date.now().toString(36)}` });
+    const encoded = [...l.slug].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join("");
+    const r = await visit(encoded);
+    expect(r.status).toBe(301);
+    expect(r.headers.get("location")).toBe("https://dest.example/path?q=1");
+    expect((await visit(`${l.slug.slice(0, -1)}%2F`)).status).toBe(404); // an encoded slash stays what it is
+  });
+
   it("answers HEAD like GET, without a body", async () => {
     const l = await newLink();
     const r = await visit(l.slug, {}, "HEAD");

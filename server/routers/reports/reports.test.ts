@@ -65,6 +65,11 @@ describe("POST /reports", () => {
     expect(slugFromReportedUrl("https://go.test.evil/abcd", "go.test")).toBeNull();
   });
 
+  it("reads a slug's percent-encoded letters and digits as themselves, as the redirect host does", () => {
+    expect(slugFromReportedUrl("https://go.test/%61bc%31", "go.test")).toBe("abc1");
+    expect(slugFromReportedUrl("https://go.test/ab%2Fc", "go.test")).toBeNull();
+  });
+
   it("accepts every url form of a short link (full, no scheme, trailing parts, bare slug) and lower-cases the slug", async () => {
     const link = await newLink();
     const forms = [

@@ -1,3 +1,4 @@
+import { decodeUnreserved } from "../../lib/urls";
 import { SLUG_RE } from "../links";
 
 const SCHEME_RE = /^[a-z][a-z0-9+.-]*:/i;
@@ -36,7 +37,7 @@ export function parseReportedUrl(input: string): { slug: string; url: URL | null
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return null;
   if (url.username || url.password) return null;
-  const m = /^\/([^/]+)\/?$/.exec(url.pathname);
+  const m = /^\/([^/]+)\/?$/.exec(decodeUnreserved(url.pathname));
   if (!m) return null;
   const slug = m[1].toLowerCase();
   return SLUG_RE.test(slug) ? { slug, url } : null;
