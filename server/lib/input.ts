@@ -34,11 +34,13 @@ class ZodText extends z.ZodString {
     if (result.status === "aborted") return result;
     const value = result.value;
     const issues: IssueData[] = [];
-    if (value.includes("\0")) issues.push({ code: "custom", message: "must not contain the NUL character (U+0000)" });
+    // A plain text's own refusals name no code of their field (a query filter's, not a body member's).
+    const params = (this._def as TextDef).plain ? { params: { code: "VALIDATION_FAILED" } } : {};
+    if (value.includes("\0")) issues.push({ code: "custom", message: "must not contain the NUL character (U+0000)", ...params });
     // JSON's `\ud800` escape gives a string with half a surrogate pair, which UTF-8 cannot hold: it
     // would be stored as U+FFFD, silently another text than the one sent.
     if (!(value as string & { isWellFormed(): boolean }).isWellFormed())
-      issues.push({ code: "custom", message: "must not contain a lone surrogate (\\ud800-\\udfff without its pair)" });
+      issues.push({ code: "custom", message: "must not contain a lone surrogate (\\ud800-\\udfff without its pair)", ...params });
     const n = charCount(value);
     for (const c of this._def.checks) {
       const message = "message" in c ? c.message : undefined;
@@ -69,6 +71,12 @@ class ZodText extends z.ZodString {
 
 /** The one string schema for input: use it instead of `z.string()` for every text a caller sends. */
 export const text = (): z.ZodString => new ZodText(z.string()._def);
+/**
+ * A text whose refusals are always VALIDATION_FAILED, whatever its name: a query filter called
+ * `slug` is not the body member whose failures are INVALID_LINK_ID.
+ */
+export const plainText = (): z.ZodString => new ZodText({ ...z.string()._def, plain: true } as TextDef);
+type TextDef = z.ZodStringDef & { plain?: true };
 
 /** True for schemas made by `text()` (a test walks every procedure's input with it). */
 /**

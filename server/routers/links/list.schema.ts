@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { text } from "../../lib/input";
+import { plainText, text } from "../../lib/input";
 import { expiresAtSchema, linkIdSchema, linkOutput, MAX_TAGS, SLUG_RE, strictNumber, TAG_RE } from "./links.schema";
 
 // The dashboard's links list: no openapi meta, so REST `GET /links` keeps its shape.
@@ -96,9 +96,7 @@ export const apiListInput = z
     q: text().max(200).describe("Case-insensitive part of the slug, destination URL, title or share-card title; `%` and `_` are literal.").optional(),
     tag: tagSchema.describe("Only links carrying this tag.").optional(),
     domain: text().max(253).describe("A verified domain's name, or `default` for the default redirect domain.").optional(),
-    // A plain string: the pattern alone decides (text()'s own NUL check would carry the slug's body code).
-    slug: z
-      .string()
+    slug: plainText()
       .superRefine((s, ctx) => {
         if (!SLUG_RE.test(s)) ctx.addIssue({ code: "custom", message: "must be 1-50 characters of 0-9, a-z and -", params: plainIssue });
       })
