@@ -3,7 +3,7 @@ import { Form, useActionData, useLoaderData, useRouteLoaderData } from "@remix-r
 import { CopyButton, Field, fieldErrors, FormAlert, Success } from "../components/ui";
 import { workspaceLabel } from "../components/WorkspaceSwitcher";
 import type { loader as layoutLoader } from "./_app";
-import { attempt, load } from "../lib/errors.server";
+import { attempt, fieldError, load } from "../lib/errors.server";
 import { formatDateTime } from "../lib/format";
 import type { FormError } from "../lib/messages";
 import { requireActor } from "../lib/session.server";
@@ -38,6 +38,9 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
   // Works without JavaScript: the preset is a radio button, the custom choice a set of checkboxes.
   const access = String(form.get("access") ?? "full");
   const name = String(form.get("name") ?? "");
+  // A token with no scope could read nothing and would take a plan's token for nothing.
+  if (access === "custom" && form.getAll("scopes").length === 0)
+    return { intent: "create", error: fieldError({ scopes: ["check at least one scope, or choose full access or read only"] }) };
   const r = await attempt(request, async () => {
     if (access === "full") return context.caller.token.create({ name });
     const scopes = access === "read" ? (await context.caller.token.listWithWorkspace()).scopes.filter(isRead) : form.getAll("scopes").map((v) => String(v));

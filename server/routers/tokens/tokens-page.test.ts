@@ -63,4 +63,13 @@ describe.skipIf(!existsSync("build/index.js"))("tokens page (Remix, no JavaScrip
     expect(r.text).toContain('id="scopes-err"');
     expect(await scopesOf("bad")).toBeUndefined();
   });
+
+  it("'only the scopes checked' with none checked is refused next to the scopes, and makes no token", async () => {
+    const r = await submit([
+      ["name", "nothing"],
+      ["access", "custom"],
+    ]);
+    expect(r.text).toContain("check at least one scope");
+    expect(await scopesOf("nothing")).toBeUndefined();
+  });
 });
