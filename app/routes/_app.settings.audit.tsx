@@ -44,10 +44,12 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
 function described(action: string, type: string): string {
   const [, verb = action] = action.split(".");
   const noun = type === "item" ? "linktree item" : type === "token" ? "API token" : type === "invite" ? "invitation" : type;
+  // "an API token", "an invitation", "a link": the article goes by the noun's first sound.
+  const a = /^(API|[aeiou])/.test(noun) ? `an ${noun}` : `a ${noun}`;
   const words: Record<string, string> = {
-    created: `created a ${noun}`,
-    updated: `changed a ${noun}`,
-    deleted: `deleted a ${noun}`,
+    created: `created ${a}`,
+    updated: `changed ${a}`,
+    deleted: type === "token" ? `revoked ${a}` : `deleted ${a}`,
     // Written by earlier releases, one event per bulk call, and kept as long as any event.
     bulk_created: "created links in bulk",
     bulk_updated: "changed several links",
@@ -57,8 +59,8 @@ function described(action: string, type: string): string {
     joined: "joined",
     left: "left",
     removed: "removed a member",
-    revoked: `revoked an ${noun}`,
-    verified: `verified a ${noun}`,
+    revoked: `revoked ${a}`,
+    verified: `verified ${a}`,
   };
   return words[verb] ?? action;
 }

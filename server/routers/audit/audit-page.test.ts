@@ -32,6 +32,15 @@ describe("the audit log page", () => {
     expect(r.text.indexOf("created a link")).toBeLessThan(r.text.indexOf("created a workspace"));
   });
 
+  it("words each event with its article: an API token created and revoked", async () => {
+    const token = await call("POST", "/account/tokens", owner.cookie, { name: "worded" });
+    expect((await call("DELETE", `/account/tokens/${token.json.record.id}`, owner.cookie)).status).toBe(204);
+    const r = await page("/settings/audit", owner);
+    expect(r.text).toContain("created an API token");
+    expect(r.text).toContain("revoked an API token");
+    expect(r.text).not.toContain("a API");
+  });
+
   it("filters by the address's person, action and object, and its page links keep them", async () => {
     const rows = Array.from({ length: 55 }, (_, i) => ({
       id: `g${String(i).padStart(7, "0")}`,
