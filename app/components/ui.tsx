@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { useCanChange } from "../lib/can-change";
 import type { FormError } from "../lib/messages";
 
 /** Errors of one field from an action's `{error, fields}`; several names can feed one input. */
@@ -137,8 +138,9 @@ export function ListBesideForm<T>({
   aside: ReactNode;
   listClassName?: string;
 }) {
+  const canChange = useCanChange();
   return (
-    <div className="grid gap-6 lg:grid-cols-[1fr_22rem]">
+    <div className={canChange ? "grid gap-6 lg:grid-cols-[1fr_22rem]" : "grid gap-6"}>
       <div className="min-w-0">
         {items.length === 0 ? (
           <Empty>{empty}</Empty>
@@ -148,7 +150,7 @@ export function ListBesideForm<T>({
           </ul>
         )}
       </div>
-      <div className="space-y-4 self-start">{aside}</div>
+      {canChange ? <div className="space-y-4 self-start">{aside}</div> : null}
     </div>
   );
 }

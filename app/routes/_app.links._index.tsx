@@ -7,6 +7,7 @@ import { Filters, type FilterValues } from "../components/links-list/Filters";
 import { LinkRow } from "../components/links-list/LinkRow";
 import { LinkTableRow } from "../components/links-list/LinkTableRow";
 import { load } from "../lib/errors.server";
+import { useCanChange } from "../lib/can-change";
 import { bulkAction } from "../components/links-list/bulk.server";
 import { requireActor } from "../lib/session.server";
 import { formatNumber } from "../lib/format";
@@ -70,6 +71,7 @@ export async function action({ context, request }: ActionFunctionArgs): Promise<
 
 export default function LinksIndex() {
   const data = useLoaderData<typeof loader>();
+  const canChange = useCanChange();
   const result = useActionData<typeof action>();
   const [params] = useSearchParams();
   const withParams = (set: Record<string, string | null>) => {
@@ -95,15 +97,19 @@ export default function LinksIndex() {
   return (
     <>
       <PageHeader title="Links" subtitle="Your short links, with their clicks.">
-        <Link to="/links/import" className="btn-secondary">
-          Import
-        </Link>
+        {canChange ? (
+          <Link to="/links/import" className="btn-secondary">
+            Import
+          </Link>
+        ) : null}
         <a href="/links.csv" className="btn-secondary" download>
           Export CSV
         </a>
-        <Link to="/links/new" className="btn-primary">
-          New link
-        </Link>
+        {canChange ? (
+          <Link to="/links/new" className="btn-primary">
+            New link
+          </Link>
+        ) : null}
       </PageHeader>
       {data.deleted && !result ? (
         <div className="mb-4">

@@ -105,6 +105,17 @@ describe("the audit log page", () => {
     expect(r.text).toContain('data-testid="viewer-note"');
     const tokens = await page("/settings/tokens", viewer);
     expect(tokens.text).toContain('data-testid="viewer-rule"');
+    // The pages leave out the forms a viewer's write would only be refused by; an owner has them.
+    const forms: [string, string][] = [
+      ["/links", 'href="/links/new"'],
+      ["/linktrees", 'aria-labelledby="new-tree"'],
+      ["/domains", 'id="new-domain"'],
+      ["/webhooks", 'value="add"'],
+    ];
+    for (const [path, form] of forms) {
+      expect((await page(path, owner)).text, `${path} for its owner`).toContain(form);
+      expect((await page(path, viewer)).text, `${path} for a viewer`).not.toContain(form);
+    }
   });
 
   it("the members page offers Viewer in its role pickers", async () => {
