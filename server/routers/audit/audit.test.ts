@@ -113,6 +113,22 @@ describe("GET /audit", () => {
     expect(events.find((e) => e.target.id === plain && e.action === "link.updated")?.changes).toEqual(["expires_at"]);
   });
 
+  it("inviting an address again revokes its pending invitation, and the log says so", async () => {
+    const email = `again-${uniq()}@example.com`;
+    const first = await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email, role: "member" });
+    const second = await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: email.toUpperCase(), role: "viewer" });
+    expect([first.status, second.status]).toEqual([201, 201]);
+    const events = (await log()).filter((e) => e.target.id === first.json.id || e.target.id === second.json.id);
+    // The second call's two events share its moment: compared without their order.
+    expect(events.map((e) => [e.action, e.target.id]).sort()).toEqual(
+      [
+        ["member.invited", second.json.id],
+        ["invite.revoked", first.json.id],
+        ["member.invited", first.json.id],
+      ].sort(),
+    );
+  });
+
   it("deleting what is already gone is no second event: a link deleted again, a token revoked again", async () => {
     const id = (await call("POST", "/links", owner.cookie, { url: "https://example.com/twice" })).json.id;
     expect((await call("DELETE", `/links/${id}`, owner.cookie)).status).toBe(204);

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { publicProcedure, router, sessionOnlyProcedure, type Meta, contract } from "../../trpc/init";
 import { changedOnly, memberNames, type AuditRule } from "../../trpc/audit";
 import { accountOutput } from "../account";
+import { isObject } from "../../lib/input";
+import { normalizeEmail } from "../../lib/users";
 import {
   acceptInviteInput,
   createInviteInput,
@@ -58,6 +60,7 @@ const event =
     return [{ workspaceId, action, targetType, targetId: (target(input, output) as string | undefined) ?? null, changes }];
   };
 const out = (o: unknown) => o as { id: string; workspace: { id: string } };
+const invited = event("member.invited", "invite", (_, o) => out(o).id);
 
 export const workspaceRouter = router({
   list: sessionOnlyProcedure
@@ -143,7 +146,15 @@ export const workspaceRouter = router({
           "`role` is `owner`, `member` or `viewer` (reads everything, changes nothing).",
       ),
       successStatus: 201,
-      audit: event("member.invited", "invite", (_, o) => out(o).id),
+      // A pending invitation of the same address, which the new one replaces (its link stops working).
+      auditBefore: async (app, actor, input) =>
+        (await listMembers(app.db, actor, String(input.id))).invites.find((i) => i.email === normalizeEmail(String(input.email ?? ""))),
+      audit: async (call) => [
+        ...(isObject(call.before)
+          ? [{ workspaceId: String(call.input.id), action: "invite.revoked", targetType: "invite", targetId: String(call.before.id), changes: [] }]
+          : []),
+        ...(await invited({ ...call, before: undefined })),
+      ],
     })
     .input(createInviteInput)
     .output(contract(inviteOutput))
