@@ -70,7 +70,9 @@ export async function endpointProblems(raw: string, allowPrivate: boolean): Prom
   if (url.username || url.password) return ["must not contain a user name or password"];
   if (allowPrivate) return [];
   const host = hostOf(url);
-  if (host === "" || host.toLowerCase() === "localhost" || host.toLowerCase().endsWith(".localhost")) return ["must not point at a loopback address"];
+  // `localhost.` is `localhost`: the root label's dot changes no name.
+  const name = host.toLowerCase().replace(/\.$/, "");
+  if (name === "" || name === "localhost" || name.endsWith(".localhost")) return ["must not point at a loopback address"];
   const blocked = (await resolveAll(host)).filter((a) => !isPublicAddress(a));
   return blocked.length
     ? [`must not resolve to a loopback, private, link-local or multicast address (${host === blocked[0] ? host : `${host} is ${blocked[0]}`})`]

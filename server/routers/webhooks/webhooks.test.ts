@@ -107,6 +107,8 @@ describe("POST /webhooks", () => {
     for (const url of [
       "https://127.0.0.1/hook",
       "https://localhost/hook",
+      "https://localhost./hook", // the root label's dot changes no name
+      "https://api.localhost./hook",
       "https://[::1]/hook",
       "https://10.1.2.3/hook",
       "https://192.168.0.10/hook",
