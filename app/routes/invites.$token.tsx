@@ -82,8 +82,10 @@ export default function Invitation() {
           <strong>{name}</strong> as {role(invite.role)}. {invite.role === "owner" ? "Owners also manage its members and invitations." : null}
         </p>
         <p className="text-sm text-slate-600 dark:text-slate-400">
-          Members see and edit all of the workspace&apos;s links, linktrees, domains and analytics. This link is valid until {formatDateTime(invite.expires_at)}
-          .
+          {invite.role === "viewer"
+            ? "Viewers see all of the workspace's links, linktrees, domains and analytics, and change none of them."
+            : "Members see and edit all of the workspace's links, linktrees, domains and analytics."}{" "}
+          This link is valid until {formatDateTime(invite.expires_at)}.
         </p>
         {data?.error ? (
           <FormAlert

@@ -95,6 +95,10 @@ describe("the audit log page", () => {
   it("tells a member or viewer that only owners can read it, and shows no events", async () => {
     const viewer = await person(t);
     await call("POST", `/workspaces/${ws}/invites`, owner.cookie, { email: viewer.email, role: "viewer" });
+    // The invitation's page says what a viewer may do, not what a member may.
+    const invitation = await page(`/invites/${invitationToken(t.app, viewer.email)}`, viewer);
+    expect(invitation.text).toContain("and change none of them");
+    expect(invitation.text).not.toContain("Members see and edit");
     await call("POST", "/invites/accept", viewer.cookie, { token: invitationToken(t.app, viewer.email) });
     await call("POST", `/workspaces/${ws}/switch`, viewer.cookie);
     const r = await page("/settings/audit", viewer);
