@@ -1,6 +1,6 @@
-import { and, asc, count, eq, gt, inArray, isNull, lte, ne, or, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lte, ne, or, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
-import { domains, links } from "../../../db/schema";
+import { domains } from "../../../db/schema";
 import type { Config } from "../../config";
 import { AppError, isUniqueViolation, notFound, validation } from "../../domain/errors";
 import { lookupTxt } from "../../lib/dns";
@@ -101,7 +101,7 @@ export async function createDomain(app: Pick<AppServices, "config" | "db">, acto
 }
 
 /** A live domain of the actor's workspace, or 404 (another workspace's, and a lapsed claim, too). */
-async function findOwnDomain(db: DbOrTx, actor: Actor, id: string, lock?: "update" | "share"): Promise<DomainRow> {
+export async function findOwnDomain(db: DbOrTx, actor: Actor, id: string, lock?: "update" | "share"): Promise<DomainRow> {
   const q = db
     .select()
     .from(domains)
@@ -185,22 +185,6 @@ export async function updateDomain(app: Pick<AppServices, "config" | "db" | "inv
   });
   await app.invalidateDomains();
   return toDomainDto(row);
-}
-
-/** Removes the domain; refused with 409 DOMAIN_IN_USE while a live link uses it. */
-export async function deleteDomain(app: Pick<AppServices, "db" | "invalidateDomains">, actor: Actor, id: string): Promise<void> {
-  await app.db.transaction(async (tx) => {
-    // The row lock makes a link being created on this domain (which takes a share lock) wait or lose.
-    const row = await findOwnDomain(tx, actor, id, "update");
-    const [live] = await tx
-      .select({ id: links.id })
-      .from(links)
-      .where(and(eq(links.domainId, row.id), isNull(links.deletedAt)))
-      .limit(1);
-    if (live) throw new AppError("DOMAIN_IN_USE", { message: `${row.name} has live links` });
-    await tx.delete(domains).where(eq(domains.id, row.id));
-  });
-  await app.invalidateDomains();
 }
 
 /**

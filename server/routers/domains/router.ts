@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { authedProcedure, router, runtimeChecks, type Meta, contract } from "../../trpc/init";
 import { createDomainInput, domainIdInput, domainOutput, updateDomainInput } from "./domains.schema";
-import { createDomain, createDomainChecks, deleteDomain, listDomains, updateDomain, updateDomainChecks, verifyDomain } from "./domains.service";
+import { createDomain, createDomainChecks, listDomains, updateDomain, updateDomainChecks, verifyDomain } from "./domains.service";
+import { deleteDomain } from "./delete-domain";
 
 const TAG = "domains";
 const api = (method: "GET" | "POST" | "PATCH" | "DELETE", path: `/${string}`, summary: string, description: string): Meta => ({
@@ -66,7 +67,12 @@ export const domainRouter = router({
   delete: authedProcedure
     .meta({
       scope: "domains:write",
-      ...api("DELETE", "/domains/{id}", "Remove a domain", "Removes the domain. While live links use it, 409 DOMAIN_IN_USE: delete or move them first."),
+      ...api(
+        "DELETE",
+        "/domains/{id}",
+        "Remove a domain",
+        "Removes the domain. While live links use it, 409 DOMAIN_IN_USE: delete, archive or move them first. Archived links on it are deleted with it.",
+      ),
       successStatus: 204,
       errors: [409],
     })

@@ -3,6 +3,7 @@ export { MAX_TAGS, SLUG_RE, createLinkInput, linkIdSchema, slugSchema, strictNum
 export { PUBLIC_WORKSPACE_ID, checkNoLoops, findOwnLink, linkDtos, shortUrl } from "./links.service";
 export { noLoopChecks } from "./runtime-checks";
 export { expiredAt, liveLink, unexpiredAt, workspaceLinks } from "./link-status";
+export { bulkWrite } from "./bulk-write";
 // The link store: the only writer of `links` rows.
 export {
   afterLinkCommit,
