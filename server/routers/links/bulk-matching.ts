@@ -5,7 +5,7 @@ import { links } from "../../../db/schema";
 import { AppError, validation } from "../../domain/errors";
 import type { AppServices } from "../../core/services";
 import type { Actor } from "../../trpc/context";
-import { expiresAtSchema, MAX_TAGS, TAG_RE } from "./links.schema";
+import { expiresAtSchema, MAX_TAGS, strictNumber, TAG_RE } from "./links.schema";
 import { expirySet } from "./links.service";
 import { updateLinks } from "./link-store";
 import { filterConditions } from "./list";
@@ -26,11 +26,13 @@ export const MAX_MATCHING = 10_000;
 export const matchingFilters = listInput.pick({ q: true, tag: true, domain: true, status: true }).strict();
 export type MatchingFilters = z.output<typeof matchingFilters>;
 
-const expected = z
-  .number()
-  .int()
-  .min(1, "select at least one link")
-  .max(MAX_MATCHING, `at most ${MAX_MATCHING.toLocaleString("en-US")} links at once; narrow the filters`);
+const expected = strictNumber(
+  z
+    .number()
+    .int()
+    .min(1, "select at least one link")
+    .max(MAX_MATCHING, `at most ${MAX_MATCHING.toLocaleString("en-US")} links at once; narrow the filters`),
+);
 
 const tagSchema = text().regex(TAG_RE, "must be 1-24 characters of 0-9, a-z and -");
 
@@ -42,7 +44,7 @@ export const bulkTagMatchingInput = z
   });
 export const bulkExpiryMatchingInput = z.object({ filters: matchingFilters, expected, expires_at: expiresAtSchema.nullable() }).strict();
 export const bulkDeleteMatchingInput = z.object({ filters: matchingFilters, expected }).strict();
-export const bulkArchiveMatchingInput = z.object({ filters: matchingFilters, expected, archived: z.boolean() }).strict();
+export const bulkArchiveMatchingInput = z.object({ filters: matchingFilters, expected, archived: strictNumber(z.boolean()) }).strict();
 
 /**
  * Locks the workspace's links the filters match, in id order. The count must be the one the

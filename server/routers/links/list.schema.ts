@@ -124,5 +124,5 @@ export type ApiListDto = z.output<typeof apiListOutput>;
 export const bulkExpiryInput = z.object({ ids, expires_at: expiresAtSchema.nullable() }).strict();
 export const bulkIdsInput = z.object({ ids }).strict();
 /** `archived: true` takes the links out of service, `false` puts them back. */
-export const bulkArchiveInput = z.object({ ids, archived: z.boolean() }).strict();
+export const bulkArchiveInput = z.object({ ids, archived: strictNumber(z.boolean()) }).strict();
 export const bulkOutput = z.object({ updated: z.number().int() });
