@@ -422,18 +422,6 @@ describe("PATCH /domains/{id}", () => {
     }
   });
 
-  it("archived links are not live: the domain goes, and they are deleted with it (their records and clicks kept)", async () => {
-    const d = await verifiedDomain();
-    const archived = await newLink({ domain: d.name });
-    const live = await newLink({ domain: d.name });
-    expect((await req("PATCH", `/links/${archived.id}`, { archived: true })).status).toBe(200);
-    expect((await req("DELETE", `/domains/${d.id}`)).status).toBe(409); // one live link is still on it
-    expect((await req("PATCH", `/links/${live.id}`, { archived: true })).status).toBe(200);
-    expect((await req("DELETE", `/domains/${d.id}`)).status).toBe(204);
-    for (const l of [archived, live]) expect((await req("GET", `/links/${l.id}`)).json.deleted_at, l.id).toEqual(expect.any(Number));
-    expect((await req("GET", "/domains")).json.domains.map((x: Domain) => x.id)).not.toContain(d.id);
-  });
-
   it("404 for another workspace's domain", async () => {
     const d = await addDomain(uniqueName(), bob.auth);
     expect((await req("PATCH", `/domains/${d.id}`, { not_found_url: "https://x.example/" })).status).toBe(404);
