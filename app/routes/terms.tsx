@@ -17,7 +17,11 @@ export default function Terms() {
         <ul className="list-disc space-y-1 pl-5">
           <li>No short link, linktree page or share card may lead to phishing, malware, spam or fraud.</li>
           <li>
-            Anyone may <a href="/report">report a short link</a>; a person reviews every report, and a link that breaks these terms is deleted.
+            Anyone may{" "}
+            <a href="/report" className="underline">
+              report a short link
+            </a>
+            ; a person reviews every report, and a link that breaks these terms is deleted.
           </li>
           <li>Do not try to get around rate limits, scopes or another workspace&apos;s boundaries.</li>
         </ul>
@@ -32,7 +36,11 @@ export default function Terms() {
             Each plan allows a number of token requests an hour; answers say how many remain (<code>RateLimit-*</code> headers).
           </li>
           <li>
-            The API is described in its <a href="/docs">reference</a>; it is provided as it is, without warranty.
+            The API is described in its{" "}
+            <a href="/docs" className="underline">
+              reference
+            </a>
+            ; it is provided as it is, without warranty.
           </li>
         </ul>
       </section>
