@@ -44,7 +44,7 @@ export function formError(e: unknown): FormError {
 }
 
 /** How long a limit still holds, in words: "in 40 seconds", "in 36 minutes", "in about 2 hours". */
-export function afterWait(seconds: number): string {
+function afterWait(seconds: number): string {
   if (seconds < 60) return `in ${Math.ceil(seconds)} second${Math.ceil(seconds) === 1 ? "" : "s"}`;
   const minutes = Math.ceil(seconds / 60);
   if (minutes < 90) return `in ${minutes} minute${minutes === 1 ? "" : "s"}`;

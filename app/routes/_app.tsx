@@ -1,6 +1,7 @@
 import type { LoaderFunctionArgs } from "@remix-run/node";
 import { Outlet, useLoaderData } from "@remix-run/react";
 import { WorkspaceSwitcher } from "../components/WorkspaceSwitcher";
+import { useCanChange } from "../lib/can-change";
 import { load } from "../lib/errors.server";
 import { requireActor } from "../lib/session.server";
 
@@ -13,7 +14,7 @@ export async function loader({ context, request }: LoaderFunctionArgs) {
 
 export default function AppLayout() {
   const { workspaces } = useLoaderData<typeof loader>();
-  const viewer = workspaces.find((w) => w.current)?.role === "viewer";
+  const viewer = !useCanChange();
   return (
     <>
       <WorkspaceSwitcher workspaces={workspaces} />

@@ -13,7 +13,7 @@ import { getAccount } from "../routers/account/account.service";
 import { REPORT_STATUSES } from "../routers/reports/reports.schema";
 import { listReports } from "../routers/reports/reports.service";
 import { createToken } from "../routers/tokens/tokens.service";
-import { tokenWorkspace, writeAuditEvents } from "../trpc/audit";
+import { tokenEvents, writeAuditEvents } from "../trpc/audit";
 import { IMPORT_FORMATS } from "../routers/imports/formats";
 import { JOB_ID_RE, UPLOAD_RE, type ImportJobDto } from "../routers/imports/imports.schema";
 import { checkOptions, createImportJob, getImportJob, importWorkspace, prepareImport, uploadsDir } from "../routers/imports/imports.service";
@@ -167,9 +167,7 @@ export async function runAdminCommand(db: DbOrTx, args: string[], config?: Confi
       return db.transaction(async (tx) => {
         const made = await createToken(tx, user.id, values.name?.trim() || "cli", undefined, tokenScopes(values.scopes));
         const changes = values.scopes === undefined ? ["name"] : ["name", "scopes"];
-        const workspaceId = await tokenWorkspace(tx, made.record.id);
-        if (workspaceId)
-          await writeAuditEvents(tx, { userId: user.id }, [{ workspaceId, action: "token.created", targetType: "token", targetId: made.record.id, changes }]);
+        await writeAuditEvents(tx, { userId: user.id }, await tokenEvents(tx, made.record.id, "token.created", changes));
         return made;
       });
     }

@@ -6,7 +6,7 @@ import { apiTokens, users } from "../../db/schema";
 import { CREDENTIALS_CHANGED, DOMAINS_CHANGED, LINK_CHANNEL, type AppServices } from "../core/services";
 import { deleteAccount } from "../routers/account/account.service";
 import { revokeToken } from "../routers/tokens/tokens.service";
-import { tokenWorkspace, writeAuditEvents } from "../trpc/audit";
+import { tokenEvents, writeAuditEvents } from "../trpc/audit";
 
 /**
  * A failure of an operator command with its own code (BACKUP_INVALID, DATABASE_NOT_EMPTY, …): the
@@ -104,9 +104,7 @@ export async function revokeTokenById(db: Db, id: string): Promise<{ id: string;
   // revokeToken waits for every instance to drop the token (migration 0007's trigger tells them too).
   await revokeToken(notifyingServices(db) as AppServices, token.userId, id);
   // Logged as the token's owner revoking it would be, once every instance has dropped it.
-  const workspaceId = await tokenWorkspace(db, id);
-  if (workspaceId)
-    await writeAuditEvents(db, { userId: token.userId }, [{ workspaceId, action: "token.deleted", targetType: "token", targetId: id, changes: [] }]);
+  await writeAuditEvents(db, { userId: token.userId }, await tokenEvents(db, id, "token.deleted", []));
   const [after] = await db.select({ revokedAt: apiTokens.revokedAt }).from(apiTokens).where(eq(apiTokens.id, id));
   return { id, user_id: token.userId, revoked_at: after.revokedAt! };
 }

@@ -1,8 +1,8 @@
+import { readFile } from "node:fs/promises";
 import { and, eq } from "drizzle-orm";
 import sharp from "sharp";
 import type { Db } from "../../db/client";
 import { links, linktrees } from "../../db/schema";
-import { readFile } from "node:fs/promises";
 import { AVATAR_NAME_RE, avatarPath } from "../lib/avatars";
 import { LruCache } from "../lib/lru";
 import { hostOf, isPublicAddress, resolveAll } from "./outgoing-address-guard";
@@ -41,7 +41,7 @@ async function cardAvatar(bytes: Buffer): Promise<string> {
 export type OwnUploads = { appUrl: URL; dataDir: string };
 
 /** Public addresses only: an avatar is fetched for a visitor's request. */
-const addresses = (found: string[]) => found.length > 0 && !found.some(isPrivateAddress);
+const allPublic = (found: string[]) => found.length > 0 && !found.some(isPrivateAddress);
 
 /**
  * The file of an avatar uploaded through the dashboard, read where it is kept rather than fetched
@@ -70,7 +70,7 @@ export async function avatarDataUrl(url: string, allowPrivate = false, own?: Own
     const u = new URL(url);
     const stored = own ? ownAvatarFile(own, u) : null;
     if (stored) dataUrl = await cardAvatar(await readFile(stored));
-    else if (allowPrivate || addresses(await resolveAll(hostOf(u)))) {
+    else if (allowPrivate || allPublic(await resolveAll(hostOf(u)))) {
       const r = await fetch(u, { redirect: "error", signal: AbortSignal.timeout(AVATAR_TIMEOUT_MS) });
       const length = Number(r.headers.get("content-length") ?? 0);
       if (r.ok && length <= AVATAR_MAX_BYTES) {

@@ -17,15 +17,13 @@ export function randomString(length: number, alphabet: string): string {
 }
 
 export const LINK_ID_RE = /^[0-9a-z]{8}$/;
-/** Link ids: 8 characters of [0-9a-z]. */
-export const newLinkId = () => randomString(8, BASE36);
-/** Workspace ids, personal ones included: 8 characters of [0-9a-z], as every id the API shows. */
-export const newWorkspaceId = () => randomString(8, BASE36);
 /**
- * Ids the API shows (users, tokens, linktrees and their items, import jobs): 8 characters of
- * [0-9a-z]. Records made by earlier releases keep their 12.
+ * Ids the API shows (links, workspaces, users, tokens, linktrees and their items, import jobs): 8
+ * characters of [0-9a-z]. Records made by earlier releases may keep their 12.
  */
 export const newPublicId = () => randomString(8, BASE36);
+export const newLinkId = newPublicId;
+export const newWorkspaceId = newPublicId;
 /** Ids of records the API never shows (sign-in codes, idempotency keys, abuse reports): 12 characters of [0-9a-z]. */
 export const newId = () => randomString(12, BASE36);
 export const newTokenValue = () => `tok_${randomString(32, BASE62)}`;

@@ -78,7 +78,6 @@ export const text = (): z.ZodString => new ZodText(z.string()._def);
 export const plainText = (): z.ZodString => new ZodText({ ...z.string()._def, plain: true } as TextDef);
 type TextDef = z.ZodStringDef & { plain?: true };
 
-/** True for schemas made by `text()` (a test walks every procedure's input with it). */
 /**
  * An e-mail address as people write one: a dot-atom local part, `@`, and a host name of two or more
  * labels. Any last label is taken (`a@b.c` included), where zod's own check wants two letters.
@@ -87,6 +86,7 @@ const EMAIL_RE =
   /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 export const emailAddress = (): z.ZodString => text().trim().max(200, "at most 200 characters").regex(EMAIL_RE, "must be an e-mail address");
 
+/** True for schemas made by `text()` (a test walks every procedure's input with it). */
 export const isText = (s: unknown): boolean => s instanceof ZodText;
 
 /** Reports a cross-field failure: `field` "" is the body itself; `code` is its specific error code. */

@@ -35,10 +35,10 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
   // certificate is only ever requested for a host this service serves. Host names compare without
   // regard to case, as the redirect host serves them; a port or a trailing dot is no domain's name.
   r.get("/_/tls/ask", async (req, res) => {
-    const q = req.query.domain;
-    const host = typeof q === "string" ? hostFromHeader(q) : null;
+    const asked = typeof req.query.domain === "string" ? req.query.domain.toLowerCase() : "";
+    const host = hostFromHeader(asked);
     try {
-      const domain = host && host === (q as string).toLowerCase() ? await lookupDomainByHost(app, host) : null;
+      const domain = host && host === asked ? await lookupDomainByHost(app, host) : null;
       res
         .status(domain ? 200 : 404)
         .setHeader("Cache-Control", "no-store")

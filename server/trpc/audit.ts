@@ -53,6 +53,9 @@ export function changedOnly(names: string[], before: unknown, output: unknown): 
 /** Members a write of another member changes with it: a link's expiry cleared clears its expiration URL. */
 const IMPLIED_MEMBERS: Record<string, readonly string[]> = { expires_at: ["expiration_url"] };
 
+/** An edit of a target read before it that moved no member (the values sent were the ones there): nothing to log. */
+export const movedNothing = (before: unknown, changes: readonly string[]) => before !== undefined && changes.length === 0;
+
 /** True for a target read before the change that was already gone: deleting it again is no event. */
 const alreadyGone = (before: unknown) => isObject(before) && ((before.deleted_at ?? null) !== null || (before.revoked_at ?? null) !== null);
 
@@ -89,8 +92,7 @@ export function derivedRule(method: string, path: string): AuditRule | null {
     const targetId = targetParam ? String(input[targetParam] ?? "") || null : idOf(output);
     if (method === "DELETE" && alreadyGone(before)) return [];
     const changes = method === "DELETE" ? [] : changedOnly(memberNames(input, params), before, output);
-    // An edit that moved nothing (the values it sent were the ones there) changed nothing to log.
-    if (method === "PATCH" && before !== undefined && changes.length === 0) return [];
+    if (method === "PATCH" && movedNothing(before, changes)) return [];
     return [{ workspaceId: actor.workspaceId, action: `${type}.${action}`, targetType: type, targetId, changes }];
   };
 }
@@ -164,10 +166,13 @@ export function auditRuleOf(path: string, meta: MetaLike | undefined): AuditRule
   return undefined;
 }
 
-/** The workspace a token belongs to (revoking one of another workspace logs it there). */
-export async function tokenWorkspace(db: DbOrTx, tokenId: string): Promise<string | null> {
+/**
+ * An event about an API token, logged in the workspace the token acts in (which may not be the
+ * session's current one); none for a token that is gone.
+ */
+export async function tokenEvents(db: DbOrTx, tokenId: string, action: string, changes: string[]): Promise<AuditEvent[]> {
   const [row] = await db.select({ workspaceId: apiTokens.workspaceId }).from(apiTokens).where(eq(apiTokens.id, tokenId)).limit(1);
-  return row?.workspaceId ?? null;
+  return row?.workspaceId ? [{ workspaceId: row.workspaceId, action, targetType: "token", targetId: tokenId, changes }] : [];
 }
 
 /** The writer the audit middleware calls; a test swaps it for one that fails, to see the change go too. */

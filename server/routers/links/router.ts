@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { authedProcedure, optionalAuthProcedure, router, runtimeChecks, contract } from "../../trpc/init";
+import { authedProcedure, optionalAuthProcedure, router, runtimeChecks, contract, type Meta } from "../../trpc/init";
 import { createLinkInput, linkIdInput, linkOutput, updateLinkInput } from "./links.schema";
 import { createLink, deleteLink, getLink, updateLink } from "./links.service";
 import { createLinkChecks, updateLinkChecks } from "./runtime-checks";
@@ -20,6 +20,18 @@ import {
 import { bulkCreateInput, bulkCreateLinks, bulkCreateOutput } from "./bulk";
 
 const TAG = "links";
+
+/** A bulk action's REST face: a links:write POST on up to 100 links given by id (an id of no link of the workspace fails the whole call). */
+const onChosen = (path: `/links/bulk/${string}`, summary: string, description: string): Meta => ({
+  scope: "links:write",
+  openapi: { method: "POST", path, tags: [TAG], summary, description, protect: true },
+  errors: [404],
+});
+/** A bulk action on every link a filter matches: a links:write POST. */
+const onMatching = (path: `/links/matching/${string}`, summary: string, description: string): Meta => ({
+  scope: "links:write",
+  openapi: { method: "POST", path, tags: [TAG], summary, description, protect: true },
+});
 
 // Every procedure of links, REST and dashboard-only alike; each body calls one service function.
 export const linkRouter = router({
@@ -170,138 +182,90 @@ export const linkRouter = router({
     .output(contract(listOutput))
     .query(({ ctx, input }) => listDashboardLinks(ctx.app, ctx.actor, input)),
   bulkTag: authedProcedure
-    .meta({
-      scope: "links:write",
-      openapi: {
-        method: "POST",
-        path: "/links/bulk/tags",
-        tags: [TAG],
-        summary: "Add or remove tags on chosen links",
-        description:
-          "Adds the tags of `add` to, and removes those of `remove` from, up to 100 links given by id, in one transaction: all or none (a link that would pass 10 tags fails the call). `updated`: how many links changed. Each changed link is `link.updated` in the audit log and to webhooks.",
-        protect: true,
-      },
-      // A link id of no link of the workspace (deleted ones included) fails the whole call.
-      errors: [404],
-    })
+    .meta(
+      onChosen(
+        "/links/bulk/tags",
+        "Add or remove tags on chosen links",
+        "Adds the tags of `add` to, and removes those of `remove` from, up to 100 links given by id, in one transaction: all or none (a link that would pass 10 tags fails the call). `updated`: how many links changed. Each changed link is `link.updated` in the audit log and to webhooks.",
+      ),
+    )
     .input(bulkTagInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkTag(ctx.app, ctx.actor, input)),
   bulkExpiry: authedProcedure
-    .meta({
-      scope: "links:write",
-      openapi: {
-        method: "POST",
-        path: "/links/bulk/expiry",
-        tags: [TAG],
-        summary: "Set or clear the expiry of chosen links",
-        description:
-          "Sets `expires_at` (ms, in the future) on up to 100 links given by id, or clears it with null (which also clears `expiration_url`), in one transaction. `updated`: how many links changed.",
-        protect: true,
-      },
-      // A link id of no link of the workspace (deleted ones included) fails the whole call.
-      errors: [404],
-    })
+    .meta(
+      onChosen(
+        "/links/bulk/expiry",
+        "Set or clear the expiry of chosen links",
+        "Sets `expires_at` (ms, in the future) on up to 100 links given by id, or clears it with null (which also clears `expiration_url`), in one transaction. `updated`: how many links changed.",
+      ),
+    )
     .input(bulkExpiryInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkExpiry(ctx.app, ctx.actor, input)),
   bulkDelete: authedProcedure
-    .meta({
-      scope: "links:write",
-      openapi: {
-        method: "POST",
-        path: "/links/bulk/delete",
-        tags: [TAG],
-        summary: "Delete chosen links",
-        description:
-          "Deletes up to 100 links given by id, as DELETE /links/{id} does each (slugs freed, click events kept), in one transaction. `updated`: how many links were deleted.",
-        protect: true,
-      },
-      // A link id of no link of the workspace (deleted ones included) fails the whole call.
-      errors: [404],
-    })
+    .meta(
+      onChosen(
+        "/links/bulk/delete",
+        "Delete chosen links",
+        "Deletes up to 100 links given by id, as DELETE /links/{id} does each (slugs freed, click events kept), in one transaction. `updated`: how many links were deleted.",
+      ),
+    )
     .input(bulkIdsInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkDelete(ctx.app, ctx.actor, input)),
   bulkArchive: authedProcedure
-    .meta({
-      scope: "links:write",
-      openapi: {
-        method: "POST",
-        path: "/links/bulk/archive",
-        tags: [TAG],
-        summary: "Archive or restore chosen links",
-        description:
-          "`archived: true` takes up to 100 links given by id out of service (their short URLs answer 404, they leave the default listing); `false` puts them back. One transaction. `updated`: how many links changed.",
-        protect: true,
-      },
-      // A link id of no link of the workspace (deleted ones included) fails the whole call.
-      errors: [404],
-    })
+    .meta(
+      onChosen(
+        "/links/bulk/archive",
+        "Archive or restore chosen links",
+        "`archived: true` takes up to 100 links given by id out of service (their short URLs answer 404, they leave the default listing); `false` puts them back. One transaction. `updated`: how many links changed.",
+      ),
+    )
     .input(bulkArchiveInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkArchive(ctx.app, ctx.actor, input)),
   bulkTagMatching: authedProcedure
-    .meta({
-      scope: "links:write",
-      openapi: {
-        method: "POST",
-        path: "/links/matching/tags",
-        tags: [TAG],
-        summary: "Add or remove a tag on every link a filter matches",
-        description:
-          "One tag to `add` or to `remove` on every live link matching `filters` (`q`, `tag`, `domain`, `status` as the dashboard's list reads them), at most 10,000. `expected` must be the number of links that match (as a listing just showed): when it differs, nothing changes and the answer is 400 naming `expected`. All or none.",
-        protect: true,
-      },
-    })
+    .meta(
+      onMatching(
+        "/links/matching/tags",
+        "Add or remove a tag on every link a filter matches",
+        "One tag to `add` or to `remove` on every live link matching `filters` (`q`, `tag`, `domain`, `status` as the dashboard's list reads them), at most 10,000. `expected` must be the number of links that match (as a listing just showed): when it differs, nothing changes and the answer is 400 naming `expected`. All or none.",
+      ),
+    )
     .input(bulkTagMatchingInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkTagMatching(ctx.app, ctx.actor, input)),
   bulkExpiryMatching: authedProcedure
-    .meta({
-      scope: "links:write",
-      openapi: {
-        method: "POST",
-        path: "/links/matching/expiry",
-        tags: [TAG],
-        summary: "Set or clear the expiry of every link a filter matches",
-        description:
-          "Sets `expires_at` on, or clears it (null) from, every link matching `filters`, at most 10,000; `expected` must be the number that match, else 400 naming `expected` and nothing changes. All or none.",
-        protect: true,
-      },
-    })
+    .meta(
+      onMatching(
+        "/links/matching/expiry",
+        "Set or clear the expiry of every link a filter matches",
+        "Sets `expires_at` on, or clears it (null) from, every link matching `filters`, at most 10,000; `expected` must be the number that match, else 400 naming `expected` and nothing changes. All or none.",
+      ),
+    )
     .input(bulkExpiryMatchingInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkExpiryMatching(ctx.app, ctx.actor, input)),
   bulkDeleteMatching: authedProcedure
-    .meta({
-      scope: "links:write",
-      openapi: {
-        method: "POST",
-        path: "/links/matching/delete",
-        tags: [TAG],
-        summary: "Delete every link a filter matches",
-        description:
-          "Deletes every link matching `filters`, at most 10,000; `expected` must be the number that match, else 400 naming `expected` and nothing changes. All or none.",
-        protect: true,
-      },
-    })
+    .meta(
+      onMatching(
+        "/links/matching/delete",
+        "Delete every link a filter matches",
+        "Deletes every link matching `filters`, at most 10,000; `expected` must be the number that match, else 400 naming `expected` and nothing changes. All or none.",
+      ),
+    )
     .input(bulkDeleteMatchingInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkDeleteMatching(ctx.app, ctx.actor, input)),
   bulkArchiveMatching: authedProcedure
-    .meta({
-      scope: "links:write",
-      openapi: {
-        method: "POST",
-        path: "/links/matching/archive",
-        tags: [TAG],
-        summary: "Archive or restore every link a filter matches",
-        description:
-          "Archives (`archived: true`) or restores every link matching `filters`, at most 10,000; `expected` must be the number that match, else 400 naming `expected` and nothing changes. All or none.",
-        protect: true,
-      },
-    })
+    .meta(
+      onMatching(
+        "/links/matching/archive",
+        "Archive or restore every link a filter matches",
+        "Archives (`archived: true`) or restores every link matching `filters`, at most 10,000; `expected` must be the number that match, else 400 naming `expected` and nothing changes. All or none.",
+      ),
+    )
     .input(bulkArchiveMatchingInput)
     .output(contract(bulkOutput))
     .mutation(({ ctx, input }) => bulkArchiveMatching(ctx.app, ctx.actor, input)),

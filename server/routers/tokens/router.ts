@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { isObject } from "../../lib/input";
 import { router, sessionOnlyProcedure, contract } from "../../trpc/init";
-import { memberNames, tokenWorkspace } from "../../trpc/audit";
+import { memberNames, tokenEvents } from "../../trpc/audit";
 import { apiTokenOutput, createTokenInput, createTokenOutput, tokenIdInput } from "./tokens.schema";
 import { SCOPES } from "../../domain/scopes";
 import { createToken, listTokens, listTokensWithWorkspace, revokeToken } from "./tokens.service";
@@ -84,11 +84,7 @@ export const tokenRouter = router({
       // Logged in the workspace the token acted in, which may not be the session's current one; a
       // token revoked before is revoked again with no event.
       auditBefore: async (app, actor, input) => (await listTokens(app.db, actor.userId)).find((t) => t.id === input.id),
-      audit: async ({ input, db, before }) => {
-        if (isObject(before) && before.revoked_at !== null) return [];
-        const workspaceId = await tokenWorkspace(db, String(input.id));
-        return workspaceId ? [{ workspaceId, action: "token.deleted", targetType: "token", targetId: String(input.id), changes: [] }] : [];
-      },
+      audit: async ({ input, db, before }) => (isObject(before) && before.revoked_at !== null ? [] : tokenEvents(db, String(input.id), "token.deleted", [])),
     })
     .input(tokenIdInput)
     .output(contract(z.void()))

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { publicProcedure, router, sessionOnlyProcedure, type Meta, contract } from "../../trpc/init";
-import { changedOnly, memberNames, type AuditRule } from "../../trpc/audit";
+import { changedOnly, memberNames, movedNothing, type AuditRule } from "../../trpc/audit";
 import { accountOutput } from "../account";
 import { isObject } from "../../lib/input";
 import { normalizeEmail } from "../../lib/users";
@@ -54,8 +54,7 @@ const event =
   (action: string, targetType: string, target: (input: Record<string, unknown>, output: unknown) => unknown, ws?: (output: unknown) => unknown): AuditRule =>
   ({ input, output, before }) => {
     const changes = changedOnly(memberNames(input, ["id", "userId", "inviteId", "token"]), before, output);
-    // An edit that moved nothing (a role given again, the same name) changed nothing to log.
-    if (action.endsWith(".updated") && before !== undefined && changes.length === 0) return [];
+    if (action.endsWith(".updated") && movedNothing(before, changes)) return [];
     const workspaceId = String((ws ? ws(output) : input.id) ?? "");
     return [{ workspaceId, action, targetType, targetId: (target(input, output) as string | undefined) ?? null, changes }];
   };
