@@ -37,10 +37,23 @@ export const normalizeUrl = (value: string): string => new URL(value).href;
 /** A host without case or the root label's trailing dot (`go.test.` resolves like `go.test`). */
 const sameHost = (host: string) => host.toLowerCase().replace(/\.(?=(:\d+)?$)/, "");
 
-/** True when the URL points at the redirect domain itself (a loop). */
+/** `localhost`, `127.x.x.x` and `[::1]` name this machine's loopback interface: one server on a given port. */
+const LOOPBACK_NAME = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/** `sameHost`, with every loopback name written `localhost`. */
+const machineHost = (host: string) => {
+  const [, name, port = ""] = /^(\[[^\]]*\]|[^:]*)(:\d+)?$/.exec(sameHost(host)) ?? [];
+  return name !== undefined && LOOPBACK_NAME.test(name) ? `localhost${port}` : sameHost(host);
+};
+
+/**
+ * True when the URL points at the redirect domain itself (a loop). A redirect domain on a loopback
+ * name is reached by any of them (`http://127.0.0.1:3001/x` loops as `http://localhost:3001/x` does);
+ * other aliases of a host would take DNS at write time.
+ */
 export function isOnHost(value: string, host: string): boolean {
   try {
-    return sameHost(new URL(value).host) === sameHost(host);
+    return machineHost(new URL(value).host) === machineHost(host);
   } catch {
     return false;
   }

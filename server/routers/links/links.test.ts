@@ -162,6 +162,17 @@ describe("POST /links", () => {
     expect(r.json.fields.url).toBeDefined();
   });
 
+  it("rejects a destination on the redirect domain under another loopback name (no loops)", async () => {
+    const port = new URL(t.redirect).port;
+    for (const host of [`localhost:${port}`, `LOCALHOST.:${port}`, `[::1]:${port}`, `127.0.0.2:${port}`]) {
+      const r = await post({ url: `http://${host}/abcd` });
+      expect(r.status, host).toBe(400);
+      expect(r.json.fields.url, host).toBeDefined();
+    }
+    // Another port of the same machine is another server.
+    expect((await post({ url: `http://localhost:${Number(port) + 1}/abcd` })).status).toBe(201);
+  });
+
   it("lists every failing field and uses the first specific code", async () => {
     const r = await post({ url: "nope", slug: "BAD!", tags: ["BAD"] });
     expect(r.status).toBe(400);
