@@ -6,10 +6,10 @@ import { lookupDomainByHost, lookupLinkBySlug, peekDomainByHost, peekLinkBySlug,
 import type { AppServices } from "../core/services";
 import { hostFromHeader, hostNameOf, hostPart } from "../lib/hostnames";
 import { decodeUnreserved } from "../lib/urls";
-import { page } from "./html";
+import { METHOD_NOT_ALLOWED, methodNotAllowedPage, page } from "./html";
 import { mountOwnPaths, ogImageRoute } from "./own-paths";
 import { submitPassword } from "./password-submit";
-import { sendHtml, sendRedirect } from "./respond";
+import { sendError, sendRedirect } from "./respond";
 import { createVisits, type Visits } from "./visit";
 import { NO_TRUST, readVisitor, type TrustFn } from "./visitor";
 
@@ -245,11 +245,21 @@ function mountRoutes(r: express.Express, ctx: HostContext, opts: RedirectOptions
     }
   });
 
-  r.use((req, res) => notFound(req, res));
-  // Body parser failures (too large, bad encoding): a plain page, never a stack.
+  r.use((req, res) => {
+    // `/{slug}` is a known path: visited (GET, HEAD) or its password form posted (POST).
+    if (slugFromPath(req.path) !== null) return sendError(req, res, 405, METHOD_NOT_ALLOWED, methodNotAllowedPage, { Allow: "GET, HEAD, POST" });
+    notFound(req, res);
+  });
+  // Body parser failures (too large, bad encoding): the service's error, never a stack.
   r.use((err: { status?: number }, req: express.Request, res: express.Response, _next: express.NextFunction) => {
     const status = err?.status === 413 ? 413 : err?.status && err.status >= 400 && err.status < 500 ? 400 : 500;
     if (status === 500) app.log.error({ err }, "redirect host error");
-    sendHtml(res, status, page("Error", status === 500 ? "<h1>Something went wrong</h1>" : "<h1>Bad request</h1>"), req.method === "HEAD");
+    const error =
+      status === 413
+        ? { error: "PAYLOAD_TOO_LARGE" }
+        : status === 400
+          ? { error: "VALIDATION_FAILED", fields: { body: ["must be a URL-encoded form in UTF-8"] } }
+          : { error: "INTERNAL_ERROR" };
+    sendError(req, res, status, error, () => page("Error", status === 500 ? "<h1>Something went wrong</h1>" : "<h1>Bad request</h1>"));
   });
 }

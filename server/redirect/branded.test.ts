@@ -132,7 +132,10 @@ describe("a verified domain's links, by Host", () => {
     for (const path of ["/", "/nope-nothing", "/a/b", "/x?y=1"]) {
       const r = await at(d.name, path);
       expect(r.status, path).toBe(404);
-      expect(r.headers["content-type"]).toMatch(/^text\/html/);
+      expect(JSON.parse(r.text)).toEqual({ error: "NOT_FOUND" });
+      const page = await at(d.name, path, { headers: { accept: "text/html" } });
+      expect(page.status, path).toBe(404);
+      expect(page.headers["content-type"]).toMatch(/^text\/html/);
     }
     expect((await api("PATCH", `/domains/${d.id}`, { not_found_url: "https://www.brand.example/404" })).status).toBe(200);
     for (const path of ["/", "/nope-nothing", "/a/b"]) {

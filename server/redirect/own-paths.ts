@@ -6,7 +6,9 @@ import { avatarDataUrl, linktreeCard, shareCardTitle } from "../core/share-cards
 import type { AppServices } from "../core/services";
 import { hostFromHeader } from "../lib/hostnames";
 import { retryAfterSeconds, type LimitName } from "../lib/rate-limit";
+import { METHOD_NOT_ALLOWED, methodNotAllowedPage } from "./html";
 import { ogImagesIn, OgImagesBusy } from "./og-image";
+import { sendError } from "./respond";
 import type { Visits } from "./visit";
 import { readVisitor, type TrustFn } from "./visitor";
 
@@ -48,6 +50,8 @@ export function mountOwnPaths(r: express.Express, app: AppServices, visits: Visi
       visits.unavailable(req, res, e);
     }
   });
+
+  r.all(["/_/health", "/_/tls/ask"], (req, res) => sendError(req, res, 405, METHOD_NOT_ALLOWED, methodNotAllowedPage, { Allow: "GET, HEAD" }));
 }
 
 const REFUSAL_PAUSE_MS = 1000;
@@ -78,7 +82,7 @@ export function ogImageRoute(app: AppServices, visits: Visits, trust: TrustFn) {
       return e;
     }
   };
-  const sendError = (req: IncomingMessage, res: ServerResponse, status: number, body: Buffer, retryAfter: number) => {
+  const sendRefusal = (req: IncomingMessage, res: ServerResponse, status: number, body: Buffer, retryAfter: number) => {
     res.writeHead(status, {
       "Content-Type": "application/json",
       "Content-Length": String(body.length),
@@ -93,11 +97,11 @@ export function ogImageRoute(app: AppServices, visits: Visits, trust: TrustFn) {
   // never pile up (past the bound they go at once).
   let held = 0;
   const refuse = (req: IncomingMessage, res: ServerResponse, over: RateLimiterRes) => {
-    if (held >= REFUSALS_HELD) return sendError(req, res, 429, limitedBody, retryAfterSeconds(over));
+    if (held >= REFUSALS_HELD) return sendRefusal(req, res, 429, limitedBody, retryAfterSeconds(over));
     held++;
     setTimeout(() => {
       held--;
-      sendError(req, res, 429, limitedBody, retryAfterSeconds(over));
+      sendRefusal(req, res, 429, limitedBody, retryAfterSeconds(over));
     }, REFUSAL_PAUSE_MS).unref();
   };
 
@@ -127,8 +131,8 @@ export function ogImageRoute(app: AppServices, visits: Visits, trust: TrustFn) {
       });
       res.end(req.method === "HEAD" ? undefined : png);
     } catch (e) {
-      if (e instanceof RateLimiterRes) return sendError(req, res, 429, limitedBody, retryAfterSeconds(e));
-      if (e instanceof OgImagesBusy) return sendError(req, res, 503, busyBody, e.retryAfterSeconds);
+      if (e instanceof RateLimiterRes) return sendRefusal(req, res, 429, limitedBody, retryAfterSeconds(e));
+      if (e instanceof OgImagesBusy) return sendRefusal(req, res, 503, busyBody, e.retryAfterSeconds);
       visits.unavailable(req, res, e);
     }
   };

@@ -80,13 +80,20 @@ describe("GET /{slug}: plain links", () => {
     expect(r.text).toBe("");
   });
 
-  it.each(["zzzz-unknown-slug", "a.b", "a/b", "x".repeat(51), "%61bc", "a_b"])("unknown or malformed slug %s → 404 HTML page", async (slug) => {
-    const r = await visit(slug);
-    expect(r.status).toBe(404);
-    expect(r.headers.get("content-type")).toMatch(/^text\/html/);
-    expect(r.headers.get("cache-control")).toBe("no-store");
-    expect(r.text).toContain("not found");
-  });
+  it.each(["zzzz-unknown-slug", "a.b", "a/b", "x".repeat(51), "%61bc", "a_b"])(
+    "unknown or malformed slug %s → 404 NOT_FOUND (a page for a browser)",
+    async (slug) => {
+      const r = await visit(slug);
+      expect(r.status).toBe(404);
+      expect(r.json).toEqual({ error: "NOT_FOUND" });
+      expect(r.headers.get("cache-control")).toBe("no-store");
+      const page = await visit(slug, { accept: "text/html,*/*;q=0.8" });
+      expect(page.status).toBe(404);
+      expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(page.headers.get("cache-control")).toBe("no-store");
+      expect(page.text).toContain("not found");
+    },
+  );
 
   it("paths under /_ are the service's own, never a slug", async () => {
     expect((await http(`${t.redirect}/_/health`)).status).toBe(200);
@@ -145,10 +152,10 @@ describe("GET /{slug}: expiry (evaluated per request)", () => {
     expect(c.clicks.map((x) => x.rule)).toEqual(["expiration_url", "ios"]);
   });
 
-  it("expired without expiration_url → 404 page, counted with rule expired_404", async () => {
+  it("expired without expiration_url → 404 (a page for a browser), counted with rule expired_404", async () => {
     const l = await newLink({ expires_at: Date.now() + 3_600_000 });
     await expire(l.id, l.slug);
-    const r = await visit(l.slug);
+    const r = await visit(l.slug, { accept: "text/html" });
     expect(r.status).toBe(404);
     expect(r.headers.get("content-type")).toMatch(/^text\/html/);
     expect((await clicksOf(l.id)).clicks.map((x) => x.rule)).toEqual(["expired_404"]);

@@ -1,4 +1,4 @@
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 
 // Pages of our own (form, card, 404) are never framed, never cached, never leak the referrer.
 const HTML_HEADERS = {
@@ -16,6 +16,44 @@ export const PASSWORD_FORM_HEADERS = {
   "Content-Security-Policy":
     "default-src 'none'; style-src 'unsafe-inline'; img-src https: http: data:; form-action 'self' http: https:; frame-ancestors 'none'; base-uri 'none'",
 };
+
+/**
+ * True when the request asks for HTML by name (`Accept: text/html…`, as a browser's navigation
+ * does, and not with `q=0`). Our error answers are the service's JSON errors for every other
+ * client (a script, `curl`, `fetch`), and a readable page for a person.
+ */
+export function wantsHtml(req: IncomingMessage): boolean {
+  const accept = req.headers.accept;
+  if (!accept) return false;
+  for (const part of accept.split(",")) {
+    const [type, ...params] = part.split(";");
+    if (type.trim().toLowerCase() !== "text/html") continue;
+    const q = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
+}
+
+const JSON_ERROR_HEADERS = { "Content-Type": "application/json", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
+
+/**
+ * An error answer of the redirect host: `page` for a browser (wantsHtml), else the service's error
+ * body `{"error": code}` (with `fields` for a 400).
+ */
+export function sendError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  error: { error: string; fields?: Record<string, string[]> },
+  page: () => string,
+  extra: Record<string, string> = {},
+) {
+  const head = req.method === "HEAD";
+  if (wantsHtml(req)) return sendHtml(res, status, page(), head, extra);
+  const body = Buffer.from(JSON.stringify(error));
+  res.writeHead(status, { ...JSON_ERROR_HEADERS, ...extra, "Content-Length": String(body.length) });
+  res.end(head ? undefined : body);
+}
 
 export function sendHtml(res: ServerResponse, status: number, html: string, head: boolean, extra: Record<string, string> = {}) {
   const body = Buffer.from(html);

@@ -7,9 +7,9 @@ import { utcDay } from "../core/visitor-keys";
 import { isDatabaseUnavailable } from "../domain/errors";
 import { lookupGeo, type GeoInfo } from "../lib/geo";
 import { decide, needsCountry, needsVariantPoint, type Answer, type VisitorFacts } from "./decide";
-import { expiredPage, notFoundPage, page } from "./html";
+import { expiredPage, notFoundPage, unavailablePage } from "./html";
 import { passwordFormPage } from "./password-form";
-import { PASSWORD_FORM_HEADERS, sendHtml, sendRedirect } from "./respond";
+import { PASSWORD_FORM_HEADERS, sendError, sendHtml, sendRedirect } from "./respond";
 import { shareCardPage } from "./share-card";
 import { languagesOf, type RequestVisitor } from "./visitor";
 
@@ -20,6 +20,7 @@ import { languagesOf, type RequestVisitor } from "./visitor";
 export type Decided = { answer: Answer; geo?: GeoInfo; visitor?: { key: string; at: number } };
 
 const DAY_MS = 86_400_000;
+const NOT_FOUND = { error: "NOT_FOUND" };
 
 export function createVisits(app: AppServices, redirectBase: string): Visits {
   return new Visits(app, redirectBase);
@@ -98,7 +99,7 @@ export class Visits {
         this.afterCount(this.count(req, link, v, a.rule, d, a.variant), () => sendRedirect(res, a.status, a.location));
         return this.outcome(a.rule);
       case "expired":
-        this.afterCount(this.count(req, link, v, a.rule, d), () => sendHtml(res, 404, expiredPage(), head));
+        this.afterCount(this.count(req, link, v, a.rule, d), () => sendError(req, res, 404, NOT_FOUND, expiredPage));
         return this.outcome(a.rule);
       case "card":
         sendHtml(res, 200, shareCardPage(link, this.redirectBase, shortBase), head);
@@ -110,7 +111,7 @@ export class Visits {
   }
 
   notFound(req: IncomingMessage, res: ServerResponse): void {
-    sendHtml(res, 404, notFoundPage(), req.method === "HEAD");
+    sendError(req, res, 404, NOT_FOUND, notFoundPage);
     this.outcome("not_found");
   }
 
@@ -122,10 +123,7 @@ export class Visits {
       this.outageLoggedAt = Date.now();
       this.outageUnlogged = 0;
     }
-    if (!res.headersSent)
-      sendHtml(res, 503, page("Unavailable", "<h1>Temporarily unavailable</h1><p>Please try again in a moment.</p>"), req.method === "HEAD", {
-        "Retry-After": "5",
-      });
+    if (!res.headersSent) sendError(req, res, 503, { error: "SERVICE_UNAVAILABLE" }, unavailablePage, { "Retry-After": "5" });
     this.outcome("unavailable");
   }
 

@@ -2,6 +2,7 @@ import { expect } from "vitest";
 import { createTestServer, http, type TestServer, type TestUser } from "../../test/harness";
 
 export const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
+export const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 export const BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 
 /** A test server with the Remix build, which renders the public page (`npm run build` first), and alice, a pro user. */
@@ -17,8 +18,9 @@ export async function pageServer() {
 export function pageTools(s: () => { t: TestServer; alice: TestUser }, slugPrefix: string) {
   let seq = 0;
   const api = (method: string, path: string, json?: unknown) => http(`${s().t.api}${path}`, { method, json, headers: s().alice.auth });
-  const visit = (slug: string, opts: { ua?: string; method?: string } = {}) =>
-    http(`${s().t.redirect}/${slug}`, { method: opts.method ?? "GET", headers: { "user-agent": opts.ua ?? BROWSER } });
+  /** A visit as a browser sends it (asking for HTML by name), unless `accept` says otherwise. */
+  const visit = (slug: string, opts: { ua?: string; method?: string; accept?: string } = {}) =>
+    http(`${s().t.redirect}/${slug}`, { method: opts.method ?? "GET", headers: { "user-agent": opts.ua ?? BROWSER, accept: opts.accept ?? BROWSER_ACCEPT } });
   async function tree(json: Record<string, unknown> = {}) {
     const r = await api("POST", "/linktrees", { slug: `${slugPrefix}-${Date.now().toString(36)}-${seq++}`, title: "Ana", ...json });
     expect(r.status).toBe(201);

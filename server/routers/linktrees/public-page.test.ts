@@ -35,6 +35,10 @@ describe("public page on the redirect domain", () => {
     expect(r.headers.get("cache-control")).toBe("no-store");
     expect(r.text).toMatch(/not found/i);
     expect(r.text).not.toContain("Ana");
+    // Any other client gets the service's 404 body.
+    const plain = await visit(tr.slug, { accept: "*/*" });
+    expect(plain.status).toBe(404);
+    expect(plain.json).toEqual({ error: "NOT_FOUND" });
     expect((await views(tr.id)).views).toBe(0);
   });
 
