@@ -302,7 +302,8 @@ function plainQuery(url: string): Record<string, string[]> {
     if (bracket > 0) fail(k.slice(0, bracket), `must be given once as ${k.slice(0, bracket)}=value, not ${k}`);
     else if (out[k]) fail(k, "must be given once");
     // No parameter is called that, and trpc-openapi's Object.assign would make it the prototype.
-    else if (k !== "__proto__") out[k] = [v];
+    else if (k === "__proto__") fail(k, "unknown field __proto__");
+    else out[k] = [v];
   }
   if (Object.keys(fields).length) throw new AppError("VALIDATION_FAILED", { fields: { ...fields } });
   return out;

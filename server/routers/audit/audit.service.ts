@@ -6,7 +6,8 @@ import { AppError, validation } from "../../domain/errors";
 import type { Actor } from "../../trpc/context";
 import { AUDIT_PAGE_DEFAULT, type AuditFilterChoicesDto, type AuditListDto, type AuditListInput } from "./audit.schema";
 
-const cursorShape = z.tuple([z.number().int().nonnegative(), z.string().regex(/^[0-9a-z]{1,32}$/)]);
+// The time is a millisecond timestamp: beyond 2^53 it is none we wrote (and no bigint parameter).
+const cursorShape = z.tuple([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^[0-9a-z]{1,32}$/)]);
 
 const encodeCursor = (at: number, id: string) => Buffer.from(JSON.stringify([at, id])).toString("base64url");
 

@@ -333,6 +333,16 @@ describe("GET /audit", () => {
     expect(ids).toEqual(rows.map((r) => r.id).reverse());
   });
 
+  it("a cursor that is no next_cursor of ours, a time beyond any timestamp included: 400 naming cursor", async () => {
+    const solo = await person(t);
+    const cursorOf = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    for (const cursor of ["nonsense!", cursorOf([9e99, "x"]), cursorOf([1e20, "x"]), cursorOf([-1, "x"]), cursorOf([1.5, "x"]), cursorOf(["a", "b"])]) {
+      const page = await call("GET", `/audit?limit=1&cursor=${cursor}`, solo.cookie);
+      expect(page.status, cursor).toBe(400);
+      expect(page.json, cursor).toEqual({ error: "VALIDATION_FAILED", fields: { cursor: [expect.any(String)] } });
+    }
+  });
+
   describe("filters", () => {
     let solo: Person;
     let mate: Person;

@@ -188,6 +188,8 @@ describe("GET /links paging and filters", () => {
       ["?slug=%21%21", "slug"],
       ["?slug=LST-1", "slug"],
       ["?slug=a%00", "slug"],
+      ["?__proto__=1", "__proto__"],
+      ["?__proto__=1&__proto__=2", "__proto__"],
     ];
     for (const [query, field] of cases) {
       const r = await get(u, query);
