@@ -1,11 +1,12 @@
-// The container image ships fast-geoip's range files compacted (scripts/slim-node-modules.mjs): every
-// address must get the same place from them as from the files the package ships.
+// The container image ships fast-geoip's range files compacted and brotli-compressed
+// (scripts/slim-node-modules.mjs, read through scripts/patch-fast-geoip.mjs): every address must get
+// the same place from them as from the files the package ships.
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { compactGeoData, compactRanges } from "../../../scripts/slim-node-modules.mjs";
+import { compactGeoData, compactRanges, compressGeoData } from "../../../scripts/slim-node-modules.mjs";
 
 type Row = [number, number | null, number | null, number | null, number?];
 type Place = { country: string; region: string; city: string; timezone: string; ll: [number, number] } | null;
@@ -45,7 +46,7 @@ describe("fast-geoip range files compacted for the image", () => {
     expect(differing.slice(0, 5)).toEqual([]);
   }, 180_000);
 
-  it("the library answers random public addresses the same from the compacted files", async () => {
+  it("the library answers random public addresses the same from the compacted files, plain and compressed", async () => {
     // A copy of the package whose range files are the compacted ones; the index and location files
     // are the package's own.
     const copy = path.join(work, "fast-geoip");
@@ -60,8 +61,18 @@ describe("fast-geoip range files compacted for the image", () => {
       if (!compactedHere) symlinkSync(path.join(dataDir, name), path.join(copy, "data", name));
     }
     compactGeoData(dataDir, path.join(copy, "data"), full ? undefined : checkedFiles);
+    // A second copy with every range file of the first compressed, as the image has them: the
+    // mended package reads only `<n>.json.br` there.
+    const packedCopy = path.join(work, "fast-geoip-compressed");
+    cpSync(path.join(pkgDir, "build"), path.join(packedCopy, "build"), { recursive: true });
+    cpSync(path.join(pkgDir, "package.json"), path.join(packedCopy, "package.json"));
+    mkdirSync(path.join(packedCopy, "data"));
+    for (const name of readdirSync(dataDir)) if (!/^\d+\.json$/.test(name)) symlinkSync(path.join(dataDir, name), path.join(packedCopy, "data", name));
+    compressGeoData(path.join(copy, "data"), path.join(packedCopy, "data"));
+    expect(readdirSync(path.join(packedCopy, "data")).filter((n) => /^\d+\.json$/.test(n))).toEqual([]);
     const shipped = require(pkgDir) as GeoIp;
     const compacted = require(copy) as GeoIp;
+    const compressed = require(packedCopy) as GeoIp;
 
     let seed = 20261127;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -74,19 +85,22 @@ describe("fast-geoip range files compacted for the image", () => {
     );
     let found = 0;
     for (const ip of ips) {
-      const [a, b] = await Promise.all([shipped.lookup(ip), compacted.lookup(ip)]);
+      const [a, b, c] = await Promise.all([shipped.lookup(ip), compacted.lookup(ip), compressed.lookup(ip)]);
       if (a) found++;
-      expect(b && { country: b.country, region: b.region, city: b.city, timezone: b.timezone, ll: b.ll }, ip).toEqual(
-        a && { country: a.country, region: a.region, city: a.city, timezone: a.timezone, ll: a.ll },
-      );
+      const place = (p: Place) => p && { country: p.country, region: p.region, city: p.city, timezone: p.timezone, ll: p.ll };
+      expect(place(b), ip).toEqual(place(a));
+      expect(place(c), ip).toEqual(place(a));
     }
     expect(found).toBeGreaterThan(ips.length / 3);
   }, 180_000);
 
-  it("the compacted files are smaller", () => {
+  it("the compacted files are smaller, and compressed smaller still", () => {
     const out = path.join(work, "sizes");
     cpSync(path.join(dataDir, rangeFiles[0]), path.join(out, rangeFiles[0]));
     const { before, after } = compactGeoData(out);
     expect(after).toBeLessThan(before);
+    const packed = compressGeoData(out);
+    expect(packed.after).toBeLessThan(after / 2);
+    expect(readdirSync(out)).toEqual([`${rangeFiles[0]}.br`]);
   });
 });
