@@ -147,6 +147,20 @@ describe("destination probe", () => {
     expect(order.indexOf("/hold/urgent")).toBe(4);
   });
 
+  it("a check someone waits for takes its host's next turn, ahead of the scheduled checks of that host", async () => {
+    seen.length = 0;
+    const p = createProber({ hostIntervalMs: 100, timeoutMs: 2000 });
+    const scheduled = Array.from({ length: 8 }, (_, i) => p.probe(`${base}/status/200?s=${i}`, true));
+    await new Promise((r) => setTimeout(r, 20)); // the first scheduled one is under way
+    const urgent = p.probe(`${base}/status/200?urgent`, true, true);
+    await Promise.all([...scheduled, urgent]);
+    const order = seen.map((s) => s.path);
+    expect(order.indexOf("/status/200?urgent")).toBe(1);
+    // Still one host's pace: every request the interval apart.
+    const times = seen.map((s) => s.at);
+    for (let i = 1; i < times.length; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(80);
+  });
+
   it("at most 4 destinations are checked at once", async () => {
     maxInFlight = 0;
     const p = createProber({ hostIntervalMs: 0, timeoutMs: 2000 });

@@ -150,32 +150,54 @@ export function createProber(opts: ProbeOptions = {}): Prober {
   const hostIntervalMs = opts.hostIntervalMs ?? 1000;
   const maxRedirects = opts.maxRedirects ?? 5;
   const limit = semaphore(opts.concurrency ?? 4);
-  /** host → its latest request: `done` once it has its answer (or failed), `at` that moment. */
-  const hostTail = new Map<string, { done: Promise<void>; at: number }>();
+  /** Per host: a request in flight, when the last one had its answer, and the requests waiting, urgent ones apart. */
+  type HostQueue = { running: boolean; at: number; timer: NodeJS.Timeout | null; urgent: (() => void)[]; scheduled: (() => void)[] };
+  const hosts = new Map<string, HostQueue>();
+
+  /** Lets the host's next request go once the one in flight has its answer and the interval has passed: an urgent one first. */
+  function pump(q: HostQueue) {
+    if (q.running || q.timer) return;
+    const line = q.urgent.length ? q.urgent : q.scheduled;
+    if (!line.length) return;
+    const wait = q.at + hostIntervalMs - Date.now();
+    if (wait > 0) {
+      q.timer = setTimeout(() => {
+        q.timer = null;
+        pump(q);
+      }, wait);
+      return;
+    }
+    q.running = true;
+    line.shift()!();
+  }
 
   /**
    * Runs `fn` (one request to `host`) in the host's turn: after the host's previous request has its
    * answer and the interval has passed since. Spacing from the answer, not from the start, keeps
-   * the requests as far apart at the destination as here, whatever each one's connection took.
+   * the requests as far apart at the destination as here, whatever each one's connection took. A
+   * check someone waits for (`urgent`) takes the next turn, ahead of the scheduled ones waiting.
    */
-  async function hostTurn<T>(host: string, fn: () => Promise<T>): Promise<T> {
+  async function hostTurn<T>(host: string, fn: () => Promise<T>, urgent: boolean): Promise<T> {
     if (hostIntervalMs <= 0) return fn();
-    const previous = hostTail.get(host);
-    let release!: () => void;
-    const mine = { done: new Promise<void>((r) => (release = r)), at: Infinity };
-    hostTail.set(host, mine);
+    let q = hosts.get(host);
+    if (!q) {
+      // Forget hosts idle for longer than the interval, so the map stays small.
+      if (hosts.size > 10_000)
+        for (const [h, o] of hosts)
+          if (!o.running && !o.timer && !o.urgent.length && !o.scheduled.length && o.at + hostIntervalMs < Date.now()) hosts.delete(h);
+      hosts.set(host, (q = { running: false, at: -Infinity, timer: null, urgent: [], scheduled: [] }));
+    }
+    const queue = q;
+    await new Promise<void>((r) => {
+      (urgent ? queue.urgent : queue.scheduled).push(r);
+      pump(queue);
+    });
     try {
-      if (previous) {
-        await previous.done;
-        const wait = previous.at + hostIntervalMs - Date.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      }
       return await fn();
     } finally {
-      mine.at = Date.now();
-      release();
-      // Forget hosts whose turn is long past, so the map stays small.
-      if (hostTail.size > 10_000) for (const [h, t] of hostTail) if (t.at + hostIntervalMs < Date.now()) hostTail.delete(h);
+      queue.running = false;
+      queue.at = Date.now();
+      pump(queue);
     }
   }
 
@@ -186,7 +208,7 @@ export function createProber(opts: ProbeOptions = {}): Prober {
   async function ask(url: URL, method: "HEAD" | "GET", allowPrivate: boolean, urgent: boolean): Promise<Answer> {
     // An address refused outright sends nothing, so it takes no turn of its host.
     assertPublicHost(url, allowPrivate);
-    return hostTurn(url.hostname.toLowerCase(), () => limit(() => request(url, method, allowPrivate, timeoutMs), urgent));
+    return hostTurn(url.hostname.toLowerCase(), () => limit(() => request(url, method, allowPrivate, timeoutMs), urgent), urgent);
   }
 
   async function follow(start: string, allowPrivate: boolean, urgent: boolean): Promise<ProbeResult> {
