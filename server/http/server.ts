@@ -1,4 +1,5 @@
 import http from "node:http";
+import type { Duplex } from "node:stream";
 import { randomUUID } from "node:crypto";
 import express from "express";
 import type { AppServices } from "../core/services";
@@ -106,6 +107,7 @@ export async function startServers(app: AppServices, opts: { remix?: boolean } =
       if (req.url && !req.url.startsWith("/")) req.url = "/" + req.url;
       origin.handler(req, res);
     });
+    server.on("clientError", answerClientError);
     server.keepAliveTimeout = 65_000;
     // A client may half-close once its request is sent (HTTP/1.0 tools, `printf … | nc`): by default
     // node:http then drops a request whose answer is still pending (a cache miss, any API call) and
@@ -173,6 +175,25 @@ function logRequest(app: AppServices, req: http.IncomingMessage, res: http.Serve
     const path = (req.url ?? "").split("?")[0].replace(/^\/invites\/[^/]+/, "/invites/…");
     app.log[level]({ reqId: id, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
   });
+}
+
+/**
+ * A request node:http refuses before any handler sees it (the request line and headers over its
+ * 16 KiB, a malformed request): answered with the service's error body, as every other error,
+ * instead of node's empty one. A timeout keeps node's answer; a connection already gone gets none.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex) {
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) return void socket.destroy();
+  if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") return void socket.end("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n");
+  const [status, reason, fields] =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", { headers: ["the request line and headers must be at most 16 KiB in all"] }]
+      : [400, "Bad Request", { request: ["must be a well-formed HTTP/1.1 request"] }];
+  const body = JSON.stringify({ error: "VALIDATION_FAILED", fields });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 async function serveMetrics(app: AppServices, req: http.IncomingMessage, res: http.ServerResponse) {
