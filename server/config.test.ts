@@ -43,7 +43,16 @@ describe("configuration", () => {
     ["WEBHOOK_ALLOW_PRIVATE", "yes"],
     ["LINK_HEALTH_CHECKS", "0"],
     ["OIDC_ISSUER", "not a url"],
-  ])("refuses a wrong %s naming the variable", (name, value) => {
+    ["REDIRECT_URL", "http://127.0.0.1:5403/path"],
+    ["REDIRECT_URL", "http://127.0.0.1:5403?x=1"],
+    ["REDIRECT_URL", "http://127.0.0.1:5403#frag"],
+    ["REDIRECT_URL", "http://u:p@127.0.0.1:5403"],
+    ["APP_URL", "http://127.0.0.1:5402/sub"],
+    ["API_URL", "http://127.0.0.1:5402/api?x=1"],
+    ["API_URL", "http://user@127.0.0.1:5402/api"],
+    ["CLICK_RETENTION_DAYS", "200000000"],
+    ["CLICK_RETENTION_DAYS", "99999999999999999999"],
+  ])("refuses a wrong %s naming the variable (%s)", (name, value) => {
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), [name]: value })).toThrow(ConfigError);
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), [name]: value })).toThrow(name);
   });

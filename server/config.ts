@@ -12,13 +12,25 @@ const httpUrl = z
   .refine((v) => /^https?:\/\//i.test(v), "must be an http(s) URL")
   .transform((v) => v.replace(/\/+$/, ""));
 
+/** A URL the service builds others on (`${API_URL}/links`): no user or password, query or fragment to land in the middle of them. */
+const baseUrl = httpUrl.refine((v) => {
+  const u = new URL(v);
+  return !u.username && !u.password && !u.search && !u.hash && !/[?#]/.test(v);
+}, "must not carry a user, password, query or fragment");
+
+/** An origin served from its root (the dashboard, the redirect domain: `${REDIRECT_URL}/${slug}`): a scheme, host and port only. */
+const originUrl = baseUrl.refine(
+  (v) => new URL(v).pathname === "/",
+  "must be a scheme, host and optional port only, without a path (e.g. https://go.example.com)",
+);
+
 /** A two-valued switch, read as a boolean (`yes` true). */
 const onOff = (yes: string, no: string) =>
   z.enum([yes, no] as [string, string], { errorMap: () => ({ message: `must be ${yes} or ${no}` }) }).transform((v) => v === yes);
 
 export const envSchema = z.object({
-  APP_URL: httpUrl.default("http://localhost:3000"),
-  API_URL: httpUrl.optional(),
+  APP_URL: originUrl.default("http://localhost:3000"),
+  API_URL: baseUrl.optional(),
   /** The development server of the API document: a URL whose host holds `{stage}` (unset: derived from API_URL). */
   API_DEV_URL: z
     .string()
@@ -26,7 +38,7 @@ export const envSchema = z.object({
     .refine((v) => URL.canParse(v.replaceAll("{stage}", "dev")), "must be an http(s) URL whose host holds {stage}")
     .transform((v) => v.replace(/\/+$/, ""))
     .optional(),
-  REDIRECT_URL: httpUrl.default("http://localhost:3001"),
+  REDIRECT_URL: originUrl.default("http://localhost:3001"),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
@@ -68,7 +80,12 @@ export const envSchema = z.object({
   /** Clicks held in memory while the database is away; beyond, they spill to DATA_DIR/click-spool. */
   CLICK_BUFFER_MAX: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").default(100_000),
   /** Whole months of clicks older than this many days are dropped (hourly counts stay); unset: kept forever. */
-  CLICK_RETENTION_DAYS: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").optional(),
+  CLICK_RETENTION_DAYS: z.coerce
+    .number()
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(36_500, "must be at most 36500 (100 years)")
+    .optional(),
   /** DNS servers for domain verification: comma-separated `host:port` (IP addresses); unset: the system's. */
   DNS_SERVERS: z
     .string()
