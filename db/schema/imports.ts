@@ -22,6 +22,8 @@ export const importJobs = pgTable(
       .notNull()
       .references(() => workspaces.id, { onDelete: "cascade" }),
     userId: text("user_id").notNull(),
+    /** The API token that started the job, if one did (its audit event names it). */
+    tokenId: text("token_id"),
     status: text("status", { enum: ["queued", "running", "done", "failed"] })
       .notNull()
       .default("queued"),

@@ -48,8 +48,17 @@ const STATUS_TEXT: Record<number, string> = {
 const codesOf = (status: number) => (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ERROR_STATUS[code] === status);
 
 const URL_FIELDS = new Set(["url", "expiration_url", "og_image", "avatar_url", "ios", "android", "short_url", "not_found_url"]);
-/** Members named like URLs that are not URIs: a report's `url` may be a bare slug. */
-const NOT_URI: Record<string, string[]> = { "report.create": ["url"] };
+/**
+ * Members named like URLs that are not URIs: a report's `url` may be a bare slug; an import's mapping
+ * names the file's columns, and a rejected row's `url` is the file's text as it was.
+ */
+const IMPORT_TEXTS = ["url", "expiration_url", "og_image"];
+const NOT_URI: Record<string, string[]> = {
+  "report.create": ["url"],
+  "imports.create": IMPORT_TEXTS,
+  "imports.get": IMPORT_TEXTS,
+  "imports.list": IMPORT_TEXTS,
+};
 
 /** Adds what zod cannot say: URI formats (refined strings lose them), write-only passwords, list limits. */
 function annotate(schema: OpenAPIV3.SchemaObject | undefined, request: boolean, notUri: string[] = []): void {
@@ -420,7 +429,7 @@ function describeOperation(doc: OpenAPIV3.Document, op: Operation, answers: Answ
   if (noBody) responses[String(success)] = { description: success === 202 ? "Accepted; no body" : "Done; no body", ...(headers ? { headers } : {}) };
   else {
     const media = ok.content?.["application/json"];
-    annotate((media?.schema as OpenAPIV3.SchemaObject) ?? undefined, false);
+    annotate((media?.schema as OpenAPIV3.SchemaObject) ?? undefined, false, NOT_URI[op.procedurePath]);
     const answer: OpenAPIV3.ResponseObject = {
       ...ok,
       description: success === 201 ? "Created" : success === 202 ? "Accepted" : "OK",

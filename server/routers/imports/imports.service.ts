@@ -14,7 +14,7 @@ import type { Logger } from "../../lib/log";
 import type { AppServices } from "../../core/services";
 import { createLinkInput, type CreateLinkInput } from "../links";
 import { checkNoLoops, PUBLIC_WORKSPACE_ID, shortUrl } from "../links";
-import { inLinkTransaction, insertImportedLinks, type LinkTx } from "../links";
+import { createdLinkEvents, inLinkTransaction, insertImportedLinks, type LinkTx } from "../links";
 import { lockWorkspace } from "../workspaces";
 import { writeAuditEvents } from "../../trpc/audit";
 import { csvRecords, fileDelimiter, fileError, IMPORT_MAX_BYTES, inspectFile, type FileInspection } from "./csv-file";
@@ -203,7 +203,7 @@ export async function importWorkspace(db: DbOrTx, userId: string, workspaceId?: 
  */
 export async function createImportJob(
   deps: { db: DbOrTx; config: Config },
-  o: { workspaceId: string; userId: string; upload: string; prepared: PreparedImport; leaseOwner?: string; options?: ImportOptions },
+  o: { workspaceId: string; userId: string; tokenId?: string; upload: string; prepared: PreparedImport; leaseOwner?: string; options?: ImportOptions },
 ): Promise<ImportJobDto> {
   if (o.workspaceId === PUBLIC_WORKSPACE_ID) throw notFound();
   const id = newPublicId();
@@ -241,6 +241,7 @@ export async function createImportJob(
           id,
           workspaceId: o.workspaceId,
           userId: o.userId,
+          tokenId: o.tokenId ?? null,
           status: runNow ? "running" : "queued",
           format: o.prepared.format,
           mapping: o.prepared.mapping as Record<string, string>,
@@ -402,7 +403,8 @@ export type PlaceContext = {
   shortUrl: (domainName: string | null, slug: string) => string;
 };
 
-type BatchOutcome = { created: string[]; skipped: number; rejects: ImportReject[]; moved: ImportMoved[] };
+/** `created`: the new links' cache keys; `createdIds`: their ids. */
+type BatchOutcome = { created: string[]; createdIds: string[]; skipped: number; rejects: ImportReject[]; moved: ImportMoved[] };
 type Target = { p: Placed; domainId: string | null; domainName: string | null; slug: string; generated: boolean; movedFrom?: string };
 
 /**
@@ -430,7 +432,7 @@ async function placeRows(lt: LinkTx, ctx: PlaceContext, rows: Placed[], rejected
 
 /** One batch's placing: what is claimed so far, what waits for insertion or a generated slug, and the outcome. */
 class RowPlacer {
-  private readonly out: BatchOutcome = { created: [], skipped: 0, rejects: [], moved: [] };
+  private readonly out: BatchOutcome = { created: [], createdIds: [], skipped: 0, rejects: [], moved: [] };
   private readonly now = Date.now();
   private readonly domainIds: string[];
   /** Places this batch took, so a later row of the batch sees them. */
@@ -574,6 +576,7 @@ class RowPlacer {
     this.toInsert.forEach((t, i) => {
       if (!inserted.has(values[i].id)) return void lost.push(t);
       this.out.created.push(linkCacheKey(t.domainId, t.slug));
+      this.out.createdIds.push(values[i].id);
       if (t.movedFrom !== undefined)
         this.out.moved.push({ row: t.p.row, slug: t.movedFrom, url: t.p.input.url, short_url: ctx.shortUrl(t.domainName, t.slug) });
     });
@@ -702,6 +705,8 @@ async function commitBatch(deps: ImportDeps, job: JobRow, ctx: PlaceContext, own
     const ok = batch.flatMap((c) => ("ok" in c ? [c.ok] : []));
     const present = batch.flatMap((c) => ("reject" in c && c.present ? [{ reject: c.reject, present: c.present }] : []));
     const outcome = await placeRows(lt, ctx, ok, present);
+    // Each link made is a `link.created` event for the workspace's webhooks, in the batch's transaction.
+    await createdLinkEvents(tx, deps.config, job.workspaceId, outcome.createdIds);
     const rejects = [...batch.flatMap((c) => ("reject" in c && !c.present ? [c.reject] : [])), ...outcome.rejects].sort((a, b) => a.row - b.row);
     const room = Math.max(0, MAX_STORED_REJECTS - locked.rejected);
     const [row] = await tx
@@ -739,7 +744,7 @@ async function endJob(deps: ImportDeps, job: JobRow, owner: string, set: Partial
       .where(and(eq(importJobs.id, job.id), eq(importJobs.leaseOwner, owner)))
       .returning({ id: importJobs.id, created: importJobs.created, skipped: importJobs.skipped, rejected: importJobs.rejected });
     if (ended)
-      await writeAuditEvents(tx, { userId: job.userId }, [
+      await writeAuditEvents(tx, { userId: job.userId, tokenId: job.tokenId ?? undefined }, [
         {
           workspaceId: job.workspaceId,
           action: "link.imported",

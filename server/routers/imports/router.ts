@@ -37,7 +37,7 @@ async function queueImport(app: AppServices, actor: Actor, file: string, input: 
   const prepared = await prepareImport(file, input.format, input.mapping as Mapping | undefined);
   const job = await createImportJob(
     { db: app.db, config: app.config },
-    { workspaceId: actor.workspaceId, userId: actor.userId, upload: file, prepared, options },
+    { workspaceId: actor.workspaceId, userId: actor.userId, tokenId: actor.tokenId, upload: file, prepared, options },
   );
   kickImportRunners();
   return job;

@@ -1,6 +1,6 @@
 // What other resources may use of links. Their files import links only through here.
 export { MAX_TAGS, SLUG_RE, createLinkInput, linkIdSchema, slugSchema, strictNumber, type CreateLinkInput, type LinkDto } from "./links.schema";
-export { PUBLIC_WORKSPACE_ID, checkNoLoops, findOwnLink, linkDtos, shortUrl } from "./links.service";
+export { PUBLIC_WORKSPACE_ID, checkNoLoops, createdLinkEvents, findOwnLink, linkDtos, shortUrl } from "./links.service";
 export { noLoopChecks } from "./runtime-checks";
 export { expiredAt, liveLink, unexpiredAt, workspaceLinks } from "./link-status";
 export { bulkWrite } from "./bulk-write";

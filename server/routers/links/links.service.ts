@@ -247,6 +247,18 @@ export async function bulkLinkEvents(db: DbOrTx, config: Config, changed: Pick<L
   );
 }
 
+/** `link.created` for each of the links just made (an import's batch), in their transaction; nothing is built when no endpoint wants it. */
+export async function createdLinkEvents(db: DbOrTx, config: Config, workspaceId: string, ids: string[]): Promise<void> {
+  if (!ids.length || !(await anyWebhookFor(db, workspaceId, ["link.created"]))) return;
+  const rows = await db.select().from(links).where(inArray(links.id, ids));
+  const dtos = await linkDtos(db, config, rows);
+  await enqueueWebhookEvents(
+    db,
+    workspaceId,
+    dtos.map((data) => ({ type: "link.created", data })),
+  );
+}
+
 export async function deleteLink(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, id: string): Promise<void> {
   // Already deleted: nothing changes, and the answer is 204 again.
   await inLinkTransaction(app, async (lt) => {
