@@ -7,8 +7,10 @@ export default {
   publicPath: "/build/",
   // Tailwind 3 through the classic compiler: app/tailwind.css is processed on build.
   tailwind: true,
-  // Server-only packages stay external: loaders reach them through the load context.
-  serverDependenciesToBundle: [],
+  // Server-only packages stay external: loaders reach them through the load context. The two icon
+  // packages go in, cut to the icons the linktree page draws (a few kB of 17 MB): the build needs
+  // them, a production install does not.
+  serverDependenciesToBundle: ["simple-icons", "@mdi/js"],
   future: {
     v3_fetcherPersist: true,
     v3_relativeSplatPath: true,

@@ -3,8 +3,6 @@
 // - Source maps, type declarations and markdown: nothing reads them at run time (the server runs
 //   without --enable-source-maps, and the command line's tsx compiles only our own sources).
 // - PGlite's extension archives: our schema creates no extension, and PGlite loads one only on request.
-// - simple-icons' folder of SVG files: the package's index, which the linktree icons import, carries
-//   the same paths.
 // - typescript: an optional peer dependency of @remix-run/* that npm installs anyway; no production
 //   package loads it (tsx compiles with esbuild).
 // - fast-geoip's range files, rewritten without what our lookups never read (see compactRanges), then
@@ -87,7 +85,7 @@ export function slimNodeModules(root) {
     removed += statSync(path.join(pglite, name)).size;
     rmSync(path.join(pglite, name));
   }
-  for (const p of ["typescript", ".bin/tsc", ".bin/tsserver", "simple-icons/icons"]) {
+  for (const p of ["typescript", ".bin/tsc", ".bin/tsserver"]) {
     const full = path.join(root, p);
     if (!p.startsWith(".bin") && existsSync(full)) walk(full, (f) => (removed += statSync(f).size));
     rmSync(full, { recursive: true, force: true });
