@@ -44,6 +44,8 @@ export const BREAKDOWN_LIMIT_MAX = 1000;
 export const BREAKDOWN_LIMIT_DEFAULT = 100;
 /** Hour buckets per answer: a year and a half of hours, so an open range cannot ask for millions of rows. */
 export const MAX_HOUR_BUCKETS = 13_000;
+/** Day buckets per answer: a hundred years. */
+export const MAX_DAY_BUCKETS = 36_600;
 
 const orNone = (s: z.ZodTypeAny) => z.union([z.literal(NONE), s]);
 const value = text().min(1, "must not be empty").max(200, "must be at most 200 characters");
@@ -82,7 +84,11 @@ export const filterShape = {
 };
 
 const commonShape = {
-  by: z.enum(BREAKDOWN_BY).describe("What each row counts: a time bucket (`day`, `hour`) or a click attribute."),
+  by: z
+    .enum(BREAKDOWN_BY)
+    .describe(
+      `What each row counts: a time bucket (\`day\`, \`hour\`) or a click attribute. A range of more than ${MAX_DAY_BUCKETS.toLocaleString("en")} days (\`day\`) or ${MAX_HOUR_BUCKETS.toLocaleString("en")} hours (\`hour\`) answers 400 naming \`from\`: narrow \`from\` and \`to\`.`,
+    ),
   from: msQuery.describe("Start of the range, ms since the Unix epoch, inclusive. Absent: from the first click.").optional(),
   to: msQuery.describe("End of the range, ms since the Unix epoch, inclusive. Absent: up to now.").optional(),
   tz: text()

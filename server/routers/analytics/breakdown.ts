@@ -10,6 +10,7 @@ import { bounds, tsBetween, workspaceLinkIds, type LinkIds } from "./analytics.s
 import {
   BREAKDOWN_LIMIT_DEFAULT,
   FILTER_DIMENSIONS,
+  MAX_DAY_BUCKETS,
   MAX_HOUR_BUCKETS,
   type BreakdownBy,
   type BreakdownDto,
@@ -23,7 +24,6 @@ import {
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 /** Day buckets per answer: a century, far more than any range of real clicks. */
-const MAX_DAY_BUCKETS = 36_600;
 
 /** The host of the referrer URL in lower case (userinfo and port dropped); null without a referrer or when it is not a URL. */
 export const referrerDomainSql = sql.raw(referrerHostOf(`"clicks"."referer"`));
