@@ -80,6 +80,15 @@ describe("the command line's usage errors (exit code 2, one line)", () => {
     await expectUsage(["user:delete", "--email"], "--email");
   });
 
+  it("an option given twice names it", async () => {
+    await expectUsage(["user:delete", "--email", "a@example.com", "--email", "b@example.com"], "--email is given more than once");
+  });
+
+  it("a value of links:import's --on-conflict or --title-to outside the usage names the option", async () => {
+    await expectUsage(["links:import", "--email", "a@example.com", "--file", "links.csv", "--on-conflict", "bogus"], "--on-conflict");
+    await expectUsage(["links:import", "--email", "a@example.com", "--file", "links.csv", "--title-to", "bogus"], "--title-to");
+  });
+
   it("a stray argument names it", async () => {
     await expectUsage(["user:list", "extra"], "unexpected argument extra");
   });

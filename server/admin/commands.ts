@@ -64,6 +64,10 @@ export function checkUsage(args: string[]): void {
   if (extra.length) throw new CommandError("USAGE", `unexpected argument ${extra[0]}${SEE_HELP}`);
   const missing = required.find((o) => values[o as keyof typeof values] === undefined);
   if (missing) throw new CommandError("USAGE", `${command} needs --${missing}${SEE_HELP}`);
+  if (command.startsWith("links:import")) {
+    importFormat(values.format);
+    importChoices(values["on-conflict"], values["title-to"]);
+  }
 }
 
 export const USAGE = `usage:
@@ -121,12 +125,21 @@ const options = {
 } as const;
 
 export function parse(args: string[]) {
+  let parsed;
   try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true, tokens: true });
   } catch (e) {
     // node's own words ("Unknown option '--x'. To specify a positional argument starting with a '-'…"): the first sentence.
     throw new CommandError("USAGE", `${(e as Error).message.split(". ")[0].replace(/\.$/, "")}${SEE_HELP}`);
   }
+  // An option given twice would silently take its last value: which one was meant is the operator's to say.
+  const seen = new Set<string>();
+  for (const t of parsed.tokens) {
+    if (t.kind !== "option") continue;
+    if (seen.has(t.name)) throw new CommandError("USAGE", `--${t.name} is given more than once${SEE_HELP}`);
+    seen.add(t.name);
+  }
+  return { values: parsed.values, positionals: parsed.positionals };
 }
 
 export function email(value: string | undefined): string {
@@ -243,6 +256,14 @@ export const importFormat = (value: string | undefined) => {
   return format as "auto" | (typeof IMPORT_FORMATS)[number];
 };
 
+/** --on-conflict and --title-to written as the usage says (whether the domain named is the workspace's is the import's to say). */
+export function importChoices(onConflict: string | undefined, titleTo: string | undefined): void {
+  if (onConflict !== undefined && !/^(reject|generate|domain:.+)$/.test(onConflict))
+    throw new CommandError("USAGE", `--on-conflict must be reject, generate or domain:<name>${SEE_HELP}`);
+  if (titleTo !== undefined && !["title", "og_title", "ignore"].includes(titleTo))
+    throw new CommandError("USAGE", `--title-to must be title, og_title or ignore${SEE_HELP}`);
+}
+
 /**
  * Makes the import job of an upload in DATA_DIR/imports/uploads for the user with this e-mail, in
  * their own workspace or the one given (they must be a member). `leaseOwner`: the caller runs the
@@ -255,6 +276,7 @@ export async function queueImport(
 ): Promise<ImportJobDto> {
   if (!o.upload || !UPLOAD_RE.test(o.upload)) throw new CommandError("USAGE", `--upload must name a file in DATA_DIR/imports/uploads${SEE_HELP}`);
   const format = importFormat(o.format);
+  importChoices(o.onConflict, o.titleTo);
   const [user] = await db
     .select({ id: users.id })
     .from(users)
