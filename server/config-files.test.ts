@@ -100,6 +100,13 @@ describe("secrets read from files (<NAME>_FILE)", () => {
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), DATABASE_URL_FILE: missing })).toThrow(`DATABASE_URL_FILE: cannot read ${missing} (ENOENT)`);
   });
 
+  it("refuses an empty file, naming the variable (an empty DATABASE_URL_FILE must not start on the embedded database)", () => {
+    for (const name of SECRET_FILE_VARIABLES) {
+      const file = secretFile("\n");
+      expect(() => parseConfig({ DATA_DIR: tempDataDir(), [`${name}_FILE`]: file }), name).toThrow(`${name}_FILE: ${file} is empty`);
+    }
+  });
+
   it("checks a file's content like the variable's own value", () => {
     expect(() => parseConfig({ DATA_DIR: tempDataDir(), DATABASE_URL_FILE: secretFile("mysql://x\n") })).toThrow(/DATABASE_URL: must be a postgres:\/\/ URL/);
   });

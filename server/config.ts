@@ -202,6 +202,9 @@ function readSecretFiles(env: Record<string, string | undefined>): Record<string
     } catch (e) {
       throw new ConfigError(`Invalid configuration:\n  ${name}_FILE: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
+    // An empty file is a secret that did not arrive (a mount not yet filled), not "unset": unset
+    // DATABASE_URL would quietly start on the embedded database instead.
+    if (!out[name]?.trim()) throw new ConfigError(`Invalid configuration:\n  ${name}_FILE: ${file} is empty`);
   }
   return out;
 }
