@@ -18,9 +18,17 @@ describe.skipIf(!existsSync("build/index.js"))("the dashboard's error pages", ()
   });
 
   it("an unknown page keeps a menu and the footer", async () => {
-    const r = await http(`${t.appUrl}/no-such-page`, { headers: { cookie } });
+    const r = await http(`${t.appUrl}/no-such-page`, { headers: { cookie, accept: "text/html,*/*;q=0.8" } });
     expect(r.status).toBe(404);
     expect(r.text).toContain('<nav aria-label="Main"');
     expect(r.text).toContain('aria-label="Footer"');
+  });
+
+  it("an unknown page is the service's 404 body for a client that does not ask for HTML", async () => {
+    for (const accept of ["*/*", "application/json"]) {
+      const r = await http(`${t.appUrl}/no-such-page`, { headers: { cookie, accept } });
+      expect(r.status, accept).toBe(404);
+      expect(r.json, accept).toEqual({ error: "NOT_FOUND" });
+    }
   });
 });

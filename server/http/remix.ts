@@ -13,6 +13,7 @@ import { formBodies, type FormBodyRequest } from "./app";
 import { dashboardFiles, dashboardContext } from "./dashboard-files";
 import { dashboardUploads } from "./dashboard-uploads";
 import { sendError } from "./rest";
+import { wantsHtml } from "../redirect/respond";
 import { remixRouteLabels, setRoute } from "./metrics-routes";
 import { AppError, toPublicError } from "../domain/errors";
 
@@ -108,6 +109,11 @@ export async function createRemixHandler(app: AppServices): Promise<express.Requ
     setRoute(res, routeOf(req.path));
     try {
       const response = await handle(remixRequest(req, res), remixContext(app, req, res) as never);
+      // A page that does not exist is the service's 404 body for any client but a browser (which
+      // asks for HTML by name and gets the page); the app's own data requests keep Remix's answer.
+      if (response.status === 404 && (req.method === "GET" || req.method === "HEAD") && !req.path.endsWith(".data") && !wantsHtml(req)) {
+        return sendError(res, new AppError("NOT_FOUND"));
+      }
       await sendRemixResponse(res, response);
     } catch (e) {
       next(e);

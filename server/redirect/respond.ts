@@ -34,7 +34,13 @@ export function wantsHtml(req: IncomingMessage): boolean {
   return false;
 }
 
-const JSON_ERROR_HEADERS = { "Content-Type": "application/json", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" };
+const JSON_ERROR_HEADERS = {
+  "Content-Type": "application/json",
+  "Cache-Control": "no-store",
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+  "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+};
 
 /**
  * An error answer of the redirect host: `page` for a browser (wantsHtml), else the service's error
