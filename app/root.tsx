@@ -191,6 +191,8 @@ function Footer() {
         </Link>
         <Link to="/report">Report abuse</Link>
         <Link to="/terms">Terms of use</Link>
+        {/* The IPv6 country data's licence (CC BY 4.0) asks for this link where its results show. */}
+        <a href="https://db-ip.com">IP Geolocation by DB-IP</a>
       </nav>
     </footer>
   );

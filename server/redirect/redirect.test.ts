@@ -187,6 +187,16 @@ describe("GET /{slug}: targeting", () => {
     expect(r.headers.get("location")).toBe(location);
   });
 
+  it("an IPv6 visitor's country comes from GeoIP too: country targeting applies, and the click has the country", async () => {
+    const l = await newLink({ targeting: { geo: { DE: "https://de.example/", GB: "https://gb.example/" } } });
+    const r = await visit(l.slug, { "x-forwarded-for": "2a02:8100::1" }); // DE in the shipped IPv6 database
+    expect(r.headers.get("location")).toBe("https://de.example/");
+    const [click] = (await clicksOf(l.id)).clicks;
+    expect(click).toMatchObject({ country: "DE", rule: "geo" });
+    // A unique-local IPv6 address has none.
+    expect((await visit(l.slug, { "x-forwarded-for": "fd12:3456::1" })).headers.get("location")).toBe("https://dest.example/path?q=1");
+  });
+
   it("no match → url; loopback and private addresses have no country", async () => {
     const l = await newLink({ targeting });
     expect((await visit(l.slug, { "user-agent": PEOPLE.macSafari })).headers.get("location")).toBe("https://dest.example/path?q=1");
