@@ -5,17 +5,19 @@ export const MAX_URL_LENGTH = 4096;
 const TOO_LONG = `must be at most ${MAX_URL_LENGTH} characters`;
 
 /**
- * An absolute http(s) URL of at most 4096 characters, stored as its WHATWG
- * serialisation: what a browser requests for it. A backslash is a `/` there (`https://a.example\@b.example/`
- * is a path on a.example, while other parsers read b.example as the host), the host is lower case and
- * punycode, and characters outside URLs are percent-encoded. The limit holds for both the text sent
- * and the stored form, which can be several times longer (one emoji is 12 characters encoded).
+ * An absolute http(s) URL of at most 4096 characters, stored as its WHATWG serialisation: what a
+ * browser requests for it. A backslash is a `/` there (`https://a.example\@b.example/` is a path on
+ * a.example, while other parsers read b.example as the host), the host is lower case and punycode,
+ * and characters outside URLs are percent-encoded. One difference is left as it was sent: the `/` of
+ * an empty path (`https://example.com` reads back as that, not `https://example.com/`), which every
+ * client adds when it requests the URL. The limit holds for both the text sent and the stored form,
+ * which can be several times longer (one emoji is 12 characters encoded).
  */
 export const httpUrl = text()
   .max(MAX_URL_LENGTH, TOO_LONG)
   .refine(isHttpUrl, "must be an absolute http or https URL")
   .transform((value, ctx) => {
-    const href = normalizeUrl(value);
+    const href = storedUrl(value);
     if (charCount(href) <= MAX_URL_LENGTH) return href;
     ctx.addIssue({ code: "too_big", maximum: MAX_URL_LENGTH, type: "string", inclusive: true, message: `${TOO_LONG} once percent-encoded` });
     return z.NEVER;
@@ -33,6 +35,12 @@ export function isHttpUrl(value: string): boolean {
 
 /** The WHATWG serialisation of an absolute URL (what `new URL(value).href` gives). */
 export const normalizeUrl = (value: string): string => new URL(value).href;
+
+/** `normalizeUrl`, except that a URL whose only difference from it is the empty path's `/` stays as sent. */
+function storedUrl(value: string): string {
+  const href = normalizeUrl(value);
+  return href === value.replace(/^(https?:\/\/[^/?#]*)(?=[?#]|$)/, "$1/") ? value : href;
+}
 
 /** A host without case or the root label's trailing dot (`go.test.` resolves like `go.test`). */
 const sameHost = (host: string) => host.toLowerCase().replace(/\.(?=(:\d+)?$)/, "");

@@ -196,7 +196,7 @@ describe("POST /links", () => {
 
   it("upper-cases geo keys and stores empty targeting as null", async () => {
     const a = await newLink({ targeting: { geo: { de: "https://de.example" }, ios: "https://apps.apple.com/x" } });
-    expect(a.targeting).toEqual({ geo: { DE: "https://de.example/" }, ios: "https://apps.apple.com/x" });
+    expect(a.targeting).toEqual({ geo: { DE: "https://de.example" }, ios: "https://apps.apple.com/x" });
     const b = await newLink({ targeting: { geo: {} } });
     expect(b.targeting).toBeNull();
   });

@@ -185,6 +185,15 @@ describe("stored URLs are WHATWG-serialised", () => {
     }
   });
 
+  it("a URL whose only difference from that form is its empty path's / reads back as it was sent, and redirects so", async () => {
+    for (const sent of ["https://example.com", "https://example.com?utm_source=x", "https://example.com#top"]) {
+      const res = await http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url: sent } });
+      expect(res.status, res.text).toBe(201);
+      expect(res.json.url, sent).toBe(sent);
+      expect((await http(`${t.redirect}/${res.json.slug}`)).headers.get("location"), sent).toBe(sent);
+    }
+  });
+
   it("the redirect's Location is the stored form", async () => {
     const made = (await http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url: SENT } })).json;
     const visit = await http(`${t.redirect}/${made.slug}`);
