@@ -68,6 +68,10 @@ async function auditAll(page: Page, label: string, paths: string[]): Promise<str
     if (new URL(page.url()).pathname === "/login" && !p.startsWith("/login")) out.push(`${label} ${p}: sent to sign-in, not audited`);
     if (p === "/docs") await page.locator(".swagger-ui .info").waitFor({ timeout: 20_000 });
     out.push(...(await audit(page, `${label} ${p}`)));
+    // On a phone only a table's own box may scroll sideways, never the whole page.
+    const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    if ((page.viewportSize()?.width ?? 9999) <= 400 && widths[0] > widths[1] + 1)
+      out.push(`${label} ${p}: the page is ${widths[0]} px wide at ${widths[1]} px`);
   }
   return out;
 }
@@ -81,6 +85,7 @@ const SIGNED_OUT = ["/", "/login", "/report", "/terms", "/docs", "/invites/00000
 const signedIn = (admin: boolean, withData: boolean) => [
   "/",
   "/links",
+  ...(withData ? ["/links?view=table"] : []),
   "/links/new",
   ...(withData ? [`/links/${full.linkId}`] : []),
   "/links/import",

@@ -76,8 +76,16 @@ describe("linktree editor", () => {
       timeout: 5_000,
     });
 
-    // Social profiles.
+    // Social profiles. A wrong one is named at its row, with the reason.
     await page.getByRole("button", { name: "Add a profile" }).click();
+    await page.getByRole("combobox", { name: "Profile 1", exact: true }).selectOption("email");
+    await page.getByLabel("Address (mailto:)").fill("https://x.example");
+    await page.getByRole("button", { name: "Save profiles" }).click();
+    await page
+      .locator("#social-url-0-error")
+      .getByText(/mailto/)
+      .waitFor();
+    expect(await page.getByLabel("Address (mailto:)").getAttribute("aria-invalid")).toBe("true");
     await page.getByRole("combobox", { name: "Profile 1", exact: true }).selectOption("github");
     await page.getByLabel("Profile URL").fill("https://github.com/maria");
     await page.getByRole("button", { name: "Save profiles" }).click();

@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import { contrastRatio } from "../../server/domain/contrast";
 import { shownTheme } from "../../server/domain/page-theme";
 import { browserOffset, expiryFromLocal, localInputOf } from "../lib/link-form";
-import { Field, fieldErrors } from "./ui";
+import { Field, FieldErrors, fieldErrors } from "./ui";
 import type { FormError } from "../lib/messages";
 import { LinktreeContent, pageClass, scopedPageStyle, type ButtonStyle, type PageContent, type Theme } from "./linktree-page";
 
@@ -139,8 +139,38 @@ export function LookFields({ looks, look, setLook, error }: { looks: Looks; look
   );
 }
 
-/** Profile rows: a platform and its URL each; empty rows are ignored on save. */
-export function SocialsFields({ looks, socials, setSocials, max = 12 }: { looks: Looks; socials: Social[]; setSocials: (s: Social[]) => void; max?: number }) {
+/**
+ * Which row each of the server's socials messages is about: it names a profile by its place among
+ * the rows sent (`0.url: …`), and empty rows are not sent. Messages naming no row stay apart.
+ */
+function socialsErrors(socials: Social[], errors: string[]): { rows: Map<number, string[]>; other: string[] } {
+  const sent = socials.flatMap((s, i) => (s.url.trim() ? [i] : []));
+  const rows = new Map<number, string[]>();
+  const other: string[] = [];
+  for (const e of errors) {
+    const m = /^(\d+)\.\w+: (.*)$/.exec(e);
+    const row = m ? sent[Number(m[1])] : undefined;
+    if (row === undefined || !m) other.push(e);
+    else rows.set(row, [...(rows.get(row) ?? []), m[2]]);
+  }
+  return { rows, other };
+}
+
+/** Profile rows: a platform and its URL each; empty rows are ignored on save. `errors`: the server's messages for `socials`. */
+export function SocialsFields({
+  looks,
+  socials,
+  setSocials,
+  max = 12,
+  errors = [],
+}: {
+  looks: Looks;
+  socials: Social[];
+  setSocials: (s: Social[]) => void;
+  max?: number;
+  errors?: string[];
+}) {
+  const wrong = socialsErrors(socials, errors);
   return (
     <div className="space-y-2">
       {socials.map((s, i) => (
@@ -173,14 +203,18 @@ export function SocialsFields({ looks, socials, setSocials, max = 12 }: { looks:
               className="input"
               value={s.url}
               placeholder={s.platform === "email" ? "mailto:you@example.com" : "https://"}
+              aria-invalid={wrong.rows.has(i) || undefined}
+              aria-describedby={wrong.rows.has(i) ? `social-url-${i}-error` : undefined}
               onChange={(e) => setSocials(socials.map((x, j) => (j === i ? { ...x, url: e.target.value } : x)))}
             />
+            <FieldErrors id={`social-url-${i}-error`} errors={wrong.rows.get(i) ?? []} />
           </div>
           <button type="button" className="btn-ghost" onClick={() => setSocials(socials.filter((_, j) => j !== i))} aria-label={`Remove profile ${i + 1}`}>
             Remove
           </button>
         </div>
       ))}
+      <FieldErrors errors={wrong.other} />
       {socials.length < max ? (
         <button type="button" className="btn-secondary" onClick={() => setSocials([...socials, { platform: "instagram", url: "" }])}>
           Add a profile

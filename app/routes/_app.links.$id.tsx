@@ -187,7 +187,7 @@ function VariantComparison({
       </h2>
       <FormAlert error={error} />
       {rows === null ? <p className="text-sm text-slate-700 dark:text-slate-300">The variants&rsquo; clicks cannot be read right now.</p> : null}
-      <div className="overflow-x-auto">
+      <div className="relative overflow-x-auto">
         <table className="table" aria-label="Variants">
           <thead>
             <tr>

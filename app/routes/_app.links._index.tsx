@@ -171,7 +171,7 @@ export default function LinksIndex() {
             </nav>
           </div>
           {data.view === "table" ? (
-            <div className="card overflow-x-auto !p-0 md:overflow-visible">
+            <div className="card relative overflow-x-auto !p-0 md:overflow-visible">
               <table className="table" aria-label="Links">
                 <thead>
                   <tr>

@@ -414,59 +414,63 @@ function JobProgress({ job }: { job: Job }) {
       {job.moved.length ? (
         <div>
           <h3 className="font-semibold">Rows with a new short URL (their slug was taken)</h3>
-          <table className="mt-2 w-full text-left text-sm" aria-label="Rows with a new short URL">
-            <thead>
-              <tr>
-                {["Row", "Slug in the file", "URL", "New short URL"].map((h) => (
-                  <th key={h} scope="col" className={cell}>
-                    {h}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {job.moved.slice(0, 50).map((m) => (
-                <tr key={m.row}>
-                  <td className={cell}>{m.row}</td>
-                  <td className={`${cell} font-mono text-xs`}>{m.slug}</td>
-                  <td className={`${cell} max-w-xs truncate`} title={m.url}>
-                    {m.url}
-                  </td>
-                  <td className={`${cell} font-mono text-xs`}>{m.short_url}</td>
+          <div className="relative mt-2 overflow-x-auto" role="region" aria-label="Rows with a new short URL, scrollable" tabIndex={0}>
+            <table className="w-full text-left text-sm" aria-label="Rows with a new short URL">
+              <thead>
+                <tr>
+                  {["Row", "Slug in the file", "URL", "New short URL"].map((h) => (
+                    <th key={h} scope="col" className={cell}>
+                      {h}
+                    </th>
+                  ))}
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {job.moved.slice(0, 50).map((m) => (
+                  <tr key={m.row}>
+                    <td className={cell}>{m.row}</td>
+                    <td className={`${cell} font-mono text-xs`}>{m.slug}</td>
+                    <td className={`${cell} max-w-xs truncate`} title={m.url}>
+                      {m.url}
+                    </td>
+                    <td className={`${cell} font-mono text-xs`}>{m.short_url}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           {job.moved.length > 50 ? <p className="hint">The first 50 are shown; the report has {f(job.moved.length)}.</p> : null}
         </div>
       ) : null}
       {job.rejected ? (
         <div>
           <h3 className="font-semibold">Rejected rows</h3>
-          <table className="mt-2 w-full text-left text-sm" aria-label="Rejected rows">
-            <thead>
-              <tr>
-                {["Row", "Slug", "URL", "Error", "Reason"].map((h) => (
-                  <th key={h} scope="col" className={cell}>
-                    {h}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {job.rejects.slice(0, 50).map((r) => (
-                <tr key={r.row}>
-                  <td className={cell}>{r.row}</td>
-                  <td className={`${cell} font-mono text-xs`}>{r.slug ?? ""}</td>
-                  <td className={`${cell} max-w-xs truncate`} title={r.url}>
-                    {r.url ?? ""}
-                  </td>
-                  <td className={`${cell} font-mono text-xs`}>{r.error}</td>
-                  <td className={cell}>{reasonOf(r)}</td>
+          <div className="relative mt-2 overflow-x-auto" role="region" aria-label="Rejected rows, scrollable" tabIndex={0}>
+            <table className="w-full text-left text-sm" aria-label="Rejected rows">
+              <thead>
+                <tr>
+                  {["Row", "Slug", "URL", "Error", "Reason"].map((h) => (
+                    <th key={h} scope="col" className={cell}>
+                      {h}
+                    </th>
+                  ))}
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {job.rejects.slice(0, 50).map((r) => (
+                  <tr key={r.row}>
+                    <td className={cell}>{r.row}</td>
+                    <td className={`${cell} font-mono text-xs`}>{r.slug ?? ""}</td>
+                    <td className={`${cell} max-w-xs truncate`} title={r.url}>
+                      {r.url ?? ""}
+                    </td>
+                    <td className={`${cell} font-mono text-xs`}>{r.error}</td>
+                    <td className={cell}>{reasonOf(r)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           {job.rejected > 50 ? <p className="hint">The first 50 are shown; the report has {f(Math.min(job.rejected, job.rejects.length))}.</p> : null}
         </div>
       ) : null}

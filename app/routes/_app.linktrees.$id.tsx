@@ -330,7 +330,7 @@ export default function LinktreeEditor() {
             </h2>
             <p className="hint !mt-0">Shown as a row of icons under the bio.</p>
             <FormAlert error={socialsErr} />
-            <SocialsFields looks={looks} socials={socials} setSocials={setSocials} />
+            <SocialsFields looks={looks} socials={socials} setSocials={setSocials} errors={socialsErr?.fields?.socials ?? []} />
             <button type="submit" name="intent" value="socials" className="btn-primary">
               Save profiles
             </button>

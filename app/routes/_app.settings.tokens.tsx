@@ -145,7 +145,7 @@ export default function Tokens() {
           Create token
         </button>
       </Form>
-      <section className="card overflow-x-auto" aria-labelledby="h-tokens">
+      <section className="card relative overflow-x-auto" aria-labelledby="h-tokens">
         <h2 id="h-tokens" className="mb-3 text-lg font-semibold">
           Your tokens
         </h2>
