@@ -140,13 +140,15 @@ export default function LinksIndex() {
         </Empty>
       ) : (
         <>
-          <BulkBar
-            key={result && "done" in result ? result.done : "bar"}
-            id={BULK_FORM}
-            pageIds={data.links.map((l) => l.id)}
-            total={data.total}
-            filters={{ q: data.filters.q, tag: data.filters.tag, domain: data.filters.domain, status: data.filters.status }}
-          />
+          {canChange ? (
+            <BulkBar
+              key={result && "done" in result ? result.done : "bar"}
+              id={BULK_FORM}
+              pageIds={data.links.map((l) => l.id)}
+              total={data.total}
+              filters={{ q: data.filters.q, tag: data.filters.tag, domain: data.filters.domain, status: data.filters.status }}
+            />
+          ) : null}
           <div className="mb-2 flex flex-wrap items-center justify-between gap-2">
             <p className="text-sm text-slate-600 dark:text-slate-400" data-testid="list-summary">
               {formatNumber(first)}–{formatNumber(first + data.links.length - 1)} of {formatNumber(data.total)} {data.total === 1 ? "link" : "links"}

@@ -1,6 +1,7 @@
 import { Link } from "@remix-run/react";
 import type { ListedLink } from "../../../server/routers/links/list.schema";
 import { CopyButton } from "../ui";
+import { useCanChange } from "../../lib/can-change";
 import { ArchiveButton } from "./ArchiveButton";
 import { BrokenBadge } from "../LinkHealthCard";
 import { formatDate, formatDateTime } from "../../lib/format";
@@ -24,6 +25,8 @@ export const displayedShortUrl = (l: ListedLink) => l.short_url.replace(/^https?
 
 /** The row's checkbox: it belongs to the bulk form (`form` attribute), so the row can sit anywhere in the page. */
 export function RowSelect({ link: l, checked, formId, className }: Pick<RowProps, "link" | "checked" | "formId"> & { className: string }) {
+  // A viewer has no bulk action to choose links for.
+  if (!useCanChange()) return null;
   return (
     <input
       type="checkbox"
@@ -82,18 +85,23 @@ export function CreatedTime({ link: l, now }: Pick<RowProps, "link" | "now">) {
   );
 }
 
-/** Copy, analytics, edit, archive or restore. */
+/** Copy, analytics, edit, archive or restore (the last two not for a viewer, whose writes are refused). */
 export function RowActions({ link: l, copyLabel }: { link: ListedLink; copyLabel?: string }) {
+  const canChange = useCanChange();
   return (
     <>
       <CopyButton value={l.short_url} label={copyLabel} />
       <Link to={`/analytics?link=${l.id}`} className="btn-secondary" aria-label={`Analytics of ${l.slug}`}>
         Analytics
       </Link>
-      <Link to={`/links/${l.id}`} className="btn-secondary" aria-label={`Edit ${l.slug}`}>
-        Edit
-      </Link>
-      <ArchiveButton id={l.id} slug={l.slug} archived={Boolean(l.archived)} />
+      {canChange ? (
+        <>
+          <Link to={`/links/${l.id}`} className="btn-secondary" aria-label={`Edit ${l.slug}`}>
+            Edit
+          </Link>
+          <ArchiveButton id={l.id} slug={l.slug} archived={Boolean(l.archived)} />
+        </>
+      ) : null}
     </>
   );
 }

@@ -120,6 +120,17 @@ describe("the audit log page", () => {
       expect((await page(path, owner)).text, `${path} for its owner`).toContain(form);
       expect((await page(path, viewer)).text, `${path} for a viewer`).not.toContain(form);
     }
+    // The links list offers a viewer no bulk selection, no edit and no archive on its links.
+    const made = await call("POST", "/links", owner.cookie, { url: "https://example.com/viewer-sees" });
+    expect(made.status).toBe(201);
+    for (const [mark, what] of [
+      ["data-row-select", "the row's checkbox"],
+      [`aria-label="Edit ${made.json.slug}"`, "Edit"],
+      [`aria-label="Archive ${made.json.slug}"`, "Archive"],
+    ]) {
+      expect((await page("/links", owner)).text, `${what} for its owner`).toContain(mark);
+      expect((await page("/links", viewer)).text, `${what} for a viewer`).not.toContain(mark);
+    }
   });
 
   it("the members page offers Viewer in its role pickers", async () => {
