@@ -67,6 +67,39 @@ const DEVICES: readonly string[] = ["mobile", "tablet", "desktop"] satisfies Dev
 const country = (s: string | null) => (s && /^[A-Za-z]{2}$/.test(s) && s.toUpperCase() !== "XX" && s.toUpperCase() !== "T1" ? s.toUpperCase() : null);
 const yes = (h: IncomingHttpHeaders, name: string) => one(h, name)?.toLowerCase() === "true";
 
+/** An edge network's place headers, by their names there. */
+type PlaceHeaders = Record<keyof Place, string>;
+const CLOUDFRONT_PLACE: PlaceHeaders = {
+  country: "cloudfront-viewer-country",
+  region: "cloudfront-viewer-country-region",
+  regionName: "cloudfront-viewer-country-region-name",
+  city: "cloudfront-viewer-city",
+  timezone: "cloudfront-viewer-time-zone",
+  lat: "cloudfront-viewer-latitude",
+  lng: "cloudfront-viewer-longitude",
+};
+// Cloudflare: CF-IPCountry always; the rest with "Add visitor location headers" enabled.
+const CLOUDFLARE_PLACE: PlaceHeaders = {
+  country: "cf-ipcountry",
+  region: "cf-region-code",
+  regionName: "cf-region",
+  city: "cf-ipcity",
+  timezone: "cf-timezone",
+  lat: "cf-iplatitude",
+  lng: "cf-iplongitude",
+};
+
+/** The place an edge network's headers give, each value checked. */
+const placeFrom = (h: IncomingHttpHeaders, n: PlaceHeaders): Place => ({
+  country: country(one(h, n.country)),
+  region: name(h, n.region),
+  regionName: name(h, n.regionName),
+  city: name(h, n.city),
+  timezone: timeZone(one(h, n.timezone)),
+  lat: coordinate(one(h, n.lat), 90),
+  lng: coordinate(one(h, n.lng), 180),
+});
+
 /** Reads the trusted edge network's viewer headers; `none` ignores them (they can be forged). */
 export function readEdgeHeaders(h: IncomingHttpHeaders, mode: "none" | "cloudfront" | "cloudflare"): EdgeInfo {
   if (mode === "cloudfront") {
@@ -75,33 +108,13 @@ export function readEdgeHeaders(h: IncomingHttpHeaders, mode: "none" | "cloudfro
     else if (yes(h, "cloudfront-is-tablet-viewer")) device = "tablet";
     else if (yes(h, "cloudfront-is-mobile-viewer")) device = "mobile";
     else if (yes(h, "cloudfront-is-desktop-viewer")) device = "desktop";
-    return {
-      country: country(one(h, "cloudfront-viewer-country")),
-      region: name(h, "cloudfront-viewer-country-region"),
-      regionName: name(h, "cloudfront-viewer-country-region-name"),
-      city: name(h, "cloudfront-viewer-city"),
-      timezone: timeZone(one(h, "cloudfront-viewer-time-zone")),
-      lat: coordinate(one(h, "cloudfront-viewer-latitude"), 90),
-      lng: coordinate(one(h, "cloudfront-viewer-longitude"), 180),
-      device,
-      os: yes(h, "cloudfront-is-ios-viewer") ? "ios" : yes(h, "cloudfront-is-android-viewer") ? "android" : null,
-    };
+    const os = yes(h, "cloudfront-is-ios-viewer") ? "ios" : yes(h, "cloudfront-is-android-viewer") ? "android" : null;
+    return { ...placeFrom(h, CLOUDFRONT_PLACE), device, os };
   }
   if (mode === "cloudflare") {
-    // Cloudflare: CF-IPCountry always; the place with "Add visitor location headers" enabled, the
-    // device (mobile, tablet or desktop) with "Cache by device type".
+    // The device (mobile, tablet or desktop) with "Cache by device type" enabled.
     const device = one(h, "cf-device-type")?.toLowerCase();
-    return {
-      ...EMPTY,
-      country: country(one(h, "cf-ipcountry")),
-      region: name(h, "cf-region-code"),
-      regionName: name(h, "cf-region"),
-      city: name(h, "cf-ipcity"),
-      timezone: timeZone(one(h, "cf-timezone")),
-      lat: coordinate(one(h, "cf-iplatitude"), 90),
-      lng: coordinate(one(h, "cf-iplongitude"), 180),
-      device: device !== undefined && DEVICES.includes(device) ? (device as Device) : null,
-    };
+    return { ...placeFrom(h, CLOUDFLARE_PLACE), device: device !== undefined && DEVICES.includes(device) ? (device as Device) : null, os: null };
   }
   return EMPTY;
 }

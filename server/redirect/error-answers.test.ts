@@ -4,16 +4,14 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { links } from "../../db/schema";
-import { createTestServer, http, type TestServer, type TestUser } from "../test/harness";
+import { pageServer } from "../routers/linktrees/public-page.test-helper";
+import { http, type TestServer, type TestUser } from "../test/harness";
 import { PEOPLE } from "./ua-fixtures";
 
 let t: TestServer;
 let alice: TestUser;
 
-beforeAll(async () => {
-  t = await createTestServer({}, { remix: true });
-  alice = await t.user({ plan: "pro" });
-});
+beforeAll(async () => void ({ t, alice } = await pageServer()));
 afterAll(() => t?.close());
 
 const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
