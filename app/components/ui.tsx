@@ -184,3 +184,13 @@ export function ConfirmDelete({ label, what, intent = "delete", children }: { la
     </details>
   );
 }
+
+/** A box that scrolls sideways when its content (a wide table) does not fit, focusable so a keyboard can scroll it; `relative` keeps screen-reader-only labels inside it. */
+export function ScrollRegion({ label, className = "", children }: { label: string; className?: string; children: React.ReactNode }) {
+  return (
+    // eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex -- a scrolling region must take focus to be scrolled by keys
+    <div className={`relative overflow-x-auto ${className}`} role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}

@@ -2,7 +2,7 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { json, redirect } from "@remix-run/node";
 import { Form, Link, useActionData, useLoaderData, useNavigation, useRevalidator } from "@remix-run/react";
 import { useEffect, useState } from "react";
-import { FieldErrors, fieldErrors, FormAlert, PageHeader } from "../components/ui";
+import { FieldErrors, fieldErrors, FormAlert, PageHeader, ScrollRegion } from "../components/ui";
 import { attempt, load, uploadError } from "../lib/errors.server";
 import { formatDateTime } from "../lib/format";
 import { messageFor, type FormError } from "../lib/messages";
@@ -296,9 +296,7 @@ function MappingStep({
           </p>
         </div>
       </div>
-      {/* Focusable, so a keyboard can scroll a preview wider than the screen. */}
-      {/* eslint-disable-next-line jsx-a11y/no-noninteractive-tabindex -- a scrolling region must take focus to be scrolled by keys */}
-      <div className="overflow-x-auto" role="region" aria-label="Preview of the file" tabIndex={0}>
+      <ScrollRegion label="Preview of the file">
         <table className="w-full text-left text-sm" aria-label="The first rows of the file">
           <caption className="mb-1 text-left text-xs text-slate-600 dark:text-slate-400">The first rows of the file; imported columns are highlighted.</caption>
           <thead>
@@ -322,7 +320,7 @@ function MappingStep({
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
       <div className="flex flex-wrap gap-2">
         <button type="submit" className="btn-primary" disabled={busy}>
           Import {inspection.rows.toLocaleString("en-US")} rows
@@ -414,7 +412,7 @@ function JobProgress({ job }: { job: Job }) {
       {job.moved.length ? (
         <div>
           <h3 className="font-semibold">Rows with a new short URL (their slug was taken)</h3>
-          <div className="relative mt-2 overflow-x-auto" role="region" aria-label="Rows with a new short URL, scrollable" tabIndex={0}>
+          <ScrollRegion className="mt-2" label="Rows with a new short URL, scrollable">
             <table className="w-full text-left text-sm" aria-label="Rows with a new short URL">
               <thead>
                 <tr>
@@ -438,14 +436,14 @@ function JobProgress({ job }: { job: Job }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
           {job.moved.length > 50 ? <p className="hint">The first 50 are shown; the report has {f(job.moved.length)}.</p> : null}
         </div>
       ) : null}
       {job.rejected ? (
         <div>
           <h3 className="font-semibold">Rejected rows</h3>
-          <div className="relative mt-2 overflow-x-auto" role="region" aria-label="Rejected rows, scrollable" tabIndex={0}>
+          <ScrollRegion className="mt-2" label="Rejected rows, scrollable">
             <table className="w-full text-left text-sm" aria-label="Rejected rows">
               <thead>
                 <tr>
@@ -470,7 +468,7 @@ function JobProgress({ job }: { job: Job }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollRegion>
           {job.rejected > 50 ? <p className="hint">The first 50 are shown; the report has {f(Math.min(job.rejected, job.rejects.length))}.</p> : null}
         </div>
       ) : null}
