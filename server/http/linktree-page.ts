@@ -6,7 +6,8 @@ import { loadRemixBuild, remixContext } from "./remix";
 import type { AppServices } from "../core/services";
 import type { CachedLink } from "../core/lookup";
 import type { LinktreePageHandler } from "../redirect/adapter";
-import { sendError, wantsHtml } from "../redirect/respond";
+import { wantsHtml } from "../lib/accept";
+import { NOT_FOUND, sendError } from "../redirect/respond";
 
 /** The Remix resource route that renders the page by its link record's id: app/routes/[_]linktree-page.$linkId.tsx. */
 export const LINKTREE_PAGE_ROUTE = "/_linktree-page";
@@ -105,7 +106,7 @@ export async function createLinktreePageHandler(
     // A rendering joined just before a scheduled item's edge is already out of date after it.
     if (Date.now() >= page.until) page = await renderAndKeep(req, res, link);
     // An unpublished page: the readable page for a browser, the service's 404 body for any other client.
-    if (page.status === 404 && !wantsHtml(req)) return sendError(req, res, 404, { error: "NOT_FOUND" }, () => "");
+    if (page.status === 404 && !wantsHtml(req)) return sendError(req, res, 404, NOT_FOUND, () => "");
     res.statusCode = page.status;
     for (const [name, value] of page.headers) res.setHeader(name, value);
     res.setHeader("Content-Length", page.body.length);

@@ -13,7 +13,7 @@ import { formBodies, type FormBodyRequest } from "./app";
 import { dashboardFiles, dashboardContext } from "./dashboard-files";
 import { dashboardUploads } from "./dashboard-uploads";
 import { sendError } from "./rest";
-import { wantsHtml } from "../redirect/respond";
+import { wantsHtml } from "../lib/accept";
 import { remixRouteLabels, setRoute } from "./metrics-routes";
 import { AppError, toPublicError } from "../domain/errors";
 

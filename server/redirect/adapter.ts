@@ -6,10 +6,10 @@ import { lookupDomainByHost, lookupLinkBySlug, peekDomainByHost, peekLinkBySlug,
 import type { AppServices } from "../core/services";
 import { hostFromHeader, hostNameOf, hostPart } from "../lib/hostnames";
 import { decodeUnreserved } from "../lib/urls";
-import { METHOD_NOT_ALLOWED, methodNotAllowedPage, page } from "./html";
+import { methodNotAllowedPage, page } from "./html";
 import { mountOwnPaths, ogImageRoute } from "./own-paths";
 import { submitPassword } from "./password-submit";
-import { sendError, sendRedirect } from "./respond";
+import { METHOD_NOT_ALLOWED, sendError, sendRedirect } from "./respond";
 import { createVisits, type Visits } from "./visit";
 import { NO_TRUST, readVisitor, type TrustFn } from "./visitor";
 

@@ -21,5 +21,4 @@ export function page(title: string, body: string, head = ""): string {
 export const notFoundPage = () => page("Link not found", "<h1>Link not found</h1><p>This short link does not exist or is no longer active.</p>");
 export const expiredPage = () => page("Link expired", "<h1>Link expired</h1><p>This short link has expired.</p>");
 export const methodNotAllowedPage = () => page("Method not allowed", "<h1>Method not allowed</h1>");
-export const METHOD_NOT_ALLOWED = { error: "METHOD_NOT_ALLOWED" };
 export const unavailablePage = () => page("Unavailable", "<h1>Temporarily unavailable</h1><p>Please try again in a moment.</p>");

@@ -6,9 +6,9 @@ import { avatarDataUrl, linktreeCard, shareCardTitle } from "../core/share-cards
 import type { AppServices } from "../core/services";
 import { hostFromHeader } from "../lib/hostnames";
 import { retryAfterSeconds, type LimitName } from "../lib/rate-limit";
-import { METHOD_NOT_ALLOWED, methodNotAllowedPage } from "./html";
+import { methodNotAllowedPage } from "./html";
 import { ogImagesIn, OgImagesBusy } from "./og-image";
-import { sendError } from "./respond";
+import { METHOD_NOT_ALLOWED, sendError } from "./respond";
 import type { Visits } from "./visit";
 import { readVisitor, type TrustFn } from "./visitor";
 

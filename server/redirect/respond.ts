@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { wantsHtml } from "../lib/accept";
 
 // Pages of our own (form, card, 404) are never framed, never cached, never leak the referrer.
 const HTML_HEADERS = {
@@ -17,23 +18,6 @@ export const PASSWORD_FORM_HEADERS = {
     "default-src 'none'; style-src 'unsafe-inline'; img-src https: http: data:; form-action 'self' http: https:; frame-ancestors 'none'; base-uri 'none'",
 };
 
-/**
- * True when the request asks for HTML by name (`Accept: text/html…`, as a browser's navigation
- * does, and not with `q=0`). Our error answers are the service's JSON errors for every other
- * client (a script, `curl`, `fetch`), and a readable page for a person.
- */
-export function wantsHtml(req: IncomingMessage): boolean {
-  const accept = req.headers.accept;
-  if (!accept) return false;
-  for (const part of accept.split(",")) {
-    const [type, ...params] = part.split(";");
-    if (type.trim().toLowerCase() !== "text/html") continue;
-    const q = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith("q="));
-    return q === undefined || Number(q.slice(2)) > 0;
-  }
-  return false;
-}
-
 const JSON_ERROR_HEADERS = {
   "Content-Type": "application/json",
   "Cache-Control": "no-store",
@@ -41,6 +25,9 @@ const JSON_ERROR_HEADERS = {
   "X-Frame-Options": "DENY",
   "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
 };
+
+export const NOT_FOUND = { error: "NOT_FOUND" };
+export const METHOD_NOT_ALLOWED = { error: "METHOD_NOT_ALLOWED" };
 
 /**
  * An error answer of the redirect host: `page` for a browser (wantsHtml), else the service's error

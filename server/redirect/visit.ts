@@ -9,7 +9,7 @@ import { lookupGeo, type GeoInfo } from "../lib/geo";
 import { decide, needsCountry, needsVariantPoint, type Answer, type VisitorFacts } from "./decide";
 import { expiredPage, notFoundPage, unavailablePage } from "./html";
 import { passwordFormPage } from "./password-form";
-import { PASSWORD_FORM_HEADERS, sendError, sendHtml, sendRedirect } from "./respond";
+import { NOT_FOUND, PASSWORD_FORM_HEADERS, sendError, sendHtml, sendRedirect } from "./respond";
 import { shareCardPage } from "./share-card";
 import { languagesOf, type RequestVisitor } from "./visitor";
 
@@ -20,7 +20,6 @@ import { languagesOf, type RequestVisitor } from "./visitor";
 export type Decided = { answer: Answer; geo?: GeoInfo; visitor?: { key: string; at: number } };
 
 const DAY_MS = 86_400_000;
-const NOT_FOUND = { error: "NOT_FOUND" };
 
 export function createVisits(app: AppServices, redirectBase: string): Visits {
   return new Visits(app, redirectBase);

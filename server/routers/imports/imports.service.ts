@@ -403,8 +403,8 @@ export type PlaceContext = {
   shortUrl: (domainName: string | null, slug: string) => string;
 };
 
-/** `created`: the new links' cache keys; `createdIds`: their ids. */
-type BatchOutcome = { created: string[]; createdIds: string[]; skipped: number; rejects: ImportReject[]; moved: ImportMoved[] };
+/** `created`: the new links' ids. */
+type BatchOutcome = { created: string[]; skipped: number; rejects: ImportReject[]; moved: ImportMoved[] };
 type Target = { p: Placed; domainId: string | null; domainName: string | null; slug: string; generated: boolean; movedFrom?: string };
 
 /**
@@ -432,7 +432,7 @@ async function placeRows(lt: LinkTx, ctx: PlaceContext, rows: Placed[], rejected
 
 /** One batch's placing: what is claimed so far, what waits for insertion or a generated slug, and the outcome. */
 class RowPlacer {
-  private readonly out: BatchOutcome = { created: [], createdIds: [], skipped: 0, rejects: [], moved: [] };
+  private readonly out: BatchOutcome = { created: [], skipped: 0, rejects: [], moved: [] };
   private readonly now = Date.now();
   private readonly domainIds: string[];
   /** Places this batch took, so a later row of the batch sees them. */
@@ -575,8 +575,7 @@ class RowPlacer {
     const lost: Target[] = [];
     this.toInsert.forEach((t, i) => {
       if (!inserted.has(values[i].id)) return void lost.push(t);
-      this.out.created.push(linkCacheKey(t.domainId, t.slug));
-      this.out.createdIds.push(values[i].id);
+      this.out.created.push(values[i].id);
       if (t.movedFrom !== undefined)
         this.out.moved.push({ row: t.p.row, slug: t.movedFrom, url: t.p.input.url, short_url: ctx.shortUrl(t.domainName, t.slug) });
     });
@@ -706,7 +705,7 @@ async function commitBatch(deps: ImportDeps, job: JobRow, ctx: PlaceContext, own
     const present = batch.flatMap((c) => ("reject" in c && c.present ? [{ reject: c.reject, present: c.present }] : []));
     const outcome = await placeRows(lt, ctx, ok, present);
     // Each link made is a `link.created` event for the workspace's webhooks, in the batch's transaction.
-    await createdLinkEvents(tx, deps.config, job.workspaceId, outcome.createdIds);
+    await createdLinkEvents(tx, deps.config, job.workspaceId, outcome.created);
     const rejects = [...batch.flatMap((c) => ("reject" in c && !c.present ? [c.reject] : [])), ...outcome.rejects].sort((a, b) => a.row - b.row);
     const room = Math.max(0, MAX_STORED_REJECTS - locked.rejected);
     const [row] = await tx

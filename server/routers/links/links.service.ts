@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client";
-import { links } from "../../../db/schema";
+import { links, type WebhookEvent } from "../../../db/schema";
 import { base, type Config } from "../../config";
 import { AppError, notFound, validation, type Fields } from "../../domain/errors";
 import { hashPassword } from "../../lib/crypto";
@@ -229,35 +229,40 @@ export async function updateLink(app: Pick<AppServices, "config" | "db" | "inval
 }
 
 /**
- * The webhook events of a bulk change, in its transaction: `link.deleted` for the links it deleted,
- * `link.updated` for the others, each with the Link as it now is. Nothing is built when the
- * workspace has no endpoint for them.
+ * The webhook events of links just written, in the writing transaction, each with the Link as it
+ * now is (`typeOf` names its event). Nothing is built when the workspace has no endpoint for `types`.
  */
-export async function bulkLinkEvents(db: DbOrTx, config: Config, changed: Pick<LinkRow, "id" | "workspaceId">[]): Promise<void> {
-  if (!changed.length || !(await anyWebhookFor(db, changed[0].workspaceId, ["link.updated", "link.deleted"]))) return;
+async function linkEvents(
+  db: DbOrTx,
+  config: Config,
+  workspaceId: string,
+  ids: string[],
+  types: readonly WebhookEvent[],
+  typeOf: (link: LinkDto) => WebhookEvent,
+): Promise<void> {
+  if (!ids.length || !(await anyWebhookFor(db, workspaceId, types))) return;
   const rows = await db
     .select()
     .from(links)
-    .where(inArray(links.id, [...new Set(changed.map((r) => r.id))]));
-  const dtos = await linkDtos(db, config, rows);
-  await enqueueWebhookEvents(
-    db,
-    changed[0].workspaceId,
-    dtos.map((data) => ({ type: data.deleted_at === null ? "link.updated" : "link.deleted", data })),
-  );
-}
-
-/** `link.created` for each of the links just made (an import's batch), in their transaction; nothing is built when no endpoint wants it. */
-export async function createdLinkEvents(db: DbOrTx, config: Config, workspaceId: string, ids: string[]): Promise<void> {
-  if (!ids.length || !(await anyWebhookFor(db, workspaceId, ["link.created"]))) return;
-  const rows = await db.select().from(links).where(inArray(links.id, ids));
+    .where(inArray(links.id, [...new Set(ids)]));
   const dtos = await linkDtos(db, config, rows);
   await enqueueWebhookEvents(
     db,
     workspaceId,
-    dtos.map((data) => ({ type: "link.created", data })),
+    dtos.map((data) => ({ type: typeOf(data), data })),
   );
 }
+
+/** A bulk change's events: `link.deleted` for the links it deleted, `link.updated` for the others. */
+export async function bulkLinkEvents(db: DbOrTx, config: Config, changed: Pick<LinkRow, "id" | "workspaceId">[]): Promise<void> {
+  if (!changed.length) return;
+  const ids = changed.map((r) => r.id);
+  await linkEvents(db, config, changed[0].workspaceId, ids, ["link.updated", "link.deleted"], (l) => (l.deleted_at === null ? "link.updated" : "link.deleted"));
+}
+
+/** `link.created` for each of the links just made (an import's batch). */
+export const createdLinkEvents = (db: DbOrTx, config: Config, workspaceId: string, ids: string[]): Promise<void> =>
+  linkEvents(db, config, workspaceId, ids, ["link.created"], () => "link.created");
 
 export async function deleteLink(app: Pick<AppServices, "config" | "db" | "invalidateSlugs">, actor: Actor, id: string): Promise<void> {
   // Already deleted: nothing changes, and the answer is 204 again.
