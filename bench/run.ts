@@ -15,7 +15,8 @@
 // Env: BENCH_DATABASE_URL (admin URL; default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_CONNECTIONS (50), BENCH_LINKS (1000), BENCH_SMALL,
 // BENCH_ONLY (comma list of: redirects,embedded,api,analytics,memory,slugs,ingest,start,import,linkslist,og,linktree,rules,health),
-// BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds), BENCH_NODE_ARGS (node flags
+// BENCH_API_WARM (300) and BENCH_API_N (3000): requests of the API section's warm-up and measure, BENCH_POST_ONLY=1
+// (the API section's POST /links alone, for profiling it), BENCH_PROFILE=dir (CPU profile of the server during the redirect rounds), BENCH_NODE_ARGS (node flags
 // for the server), BENCH_TSX=1 (run the server through tsx instead of its bundle).
 import { execSync, type ChildProcess } from "node:child_process";
 import os from "node:os";
@@ -300,14 +301,14 @@ async function measure({ url: databaseUrl, dataDir, sql, open }: Scratch) {
         row("redirects", "throughput branded/default", f(d.rps / a.rps, 2), "≈ 1 (as fast)", d.rps / a.rps >= 0.9);
         if ((d.statuses.get(301) ?? 0) !== d.requests) console.log(`  branded answers: ${JSON.stringify([...d.statuses])}`);
         row("memory", "peak RSS under redirect load, 1,000 links", `${f(peakRss1k)} MB`);
-        if (on("api")) await benchApi(app, writerToken, readerToken).then(() => benchListing(app, listing));
+        if (on("api")) await benchApi(app, writerToken, readerToken).then(() => (env.BENCH_POST_ONLY ? undefined : benchListing(app, listing)));
         // A graceful stop flushes buffered clicks; then count what was stored.
         const code = await app.stop();
         const [{ n }] = await database.db.select({ n: count() }).from(clicks).where(eq(clicks.workspaceId, "public"));
         clicksRow("redirects", Number(n), answered, code);
         if (a.errors + b.errors) console.log(`  socket errors: ${a.errors + b.errors}`);
       } else {
-        if (on("api")) await benchApi(app, writerToken, readerToken).then(() => benchListing(app, listing));
+        if (on("api")) await benchApi(app, writerToken, readerToken).then(() => (env.BENCH_POST_ONLY ? undefined : benchListing(app, listing)));
         await app.stop();
       }
     }
@@ -629,9 +630,9 @@ async function benchApi(app: Server, writerToken: string, readerToken: string) {
   const host = `127.0.0.1:${appPort}`;
   let i = 0;
   const measure = async (what: string, request: () => string, target: { rps: number; p50: number }) => {
-    await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: 300, request }); // warm-up
+    await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: Number(env.BENCH_API_WARM ?? 300), request }); // warm-up
     const [node0, pg0] = [cpuMs(app.child.pid!), postgresCpuMs()];
-    const r = merge([await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: 3000, request })]);
+    const r = merge([await runLoad({ host: "127.0.0.1", port: appPort, connections: 10, maxRequests: Number(env.BENCH_API_N ?? 3000), request })]);
     const [node, pg] = [(cpuMs(app.child.pid!) - node0) / r.requests, (postgresCpuMs() - pg0) / r.requests];
     row(
       "api",
@@ -652,6 +653,7 @@ async function benchApi(app: Server, writerToken: string, readerToken: string) {
     ),
     { rps: 1500, p50: 10 },
   );
+  if (env.BENCH_POST_ONLY) return;
   await measure(
     "GET /links (100 links)",
     apiRequest("GET", host, () => "/api/links", readerToken),

@@ -1,4 +1,4 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { webhookDeliveries, type WebhookEvent } from "../../db/schema";
 
@@ -16,12 +16,20 @@ export async function enqueueWebhookEvent(db: DbOrTx, workspaceId: string, type:
 /**
  * `enqueueWebhookEvent` as a statement for a caller to run inside its own (a data-modifying CTE), so
  * the event is written in the same statement as its change; `data` is an SQL expression of jsonb.
+ * In a statement prepared once, the workspace and the time are placeholders (`now.iso` the time's
+ * ISO form, as `toISOString` gives it).
  */
-export function webhookEventInsert(workspaceId: string, type: WebhookEvent, data: SQL, now = Date.now()): SQL {
+export function webhookEventInsert(
+  workspaceId: string | Placeholder,
+  type: WebhookEvent,
+  data: SQL,
+  now: number | { ms: Placeholder; iso: Placeholder } = Date.now(),
+): SQL {
+  const [ms, iso] = typeof now === "number" ? [now, new Date(now).toISOString()] : [now.ms, now.iso];
   return sql`
     insert into webhook_deliveries (id, webhook_id, workspace_id, event, payload, status, attempts, next_attempt_at, created_at)
     select 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, w.workspace_id, ${type},
-      jsonb_build_object('type', ${type}::text, 'timestamp', ${new Date(now).toISOString()}::text, 'data', ${data}), 'pending', 0, ${now}::bigint, ${now}::bigint
+      jsonb_build_object('type', ${type}::text, 'timestamp', ${iso}::text, 'data', ${data}), 'pending', 0, ${ms}::bigint, ${ms}::bigint
     from webhooks w
     where w.workspace_id = ${workspaceId} and w.active and ${type} = any(w.events)`;
 }

@@ -1,4 +1,4 @@
-import { eq, sql, type SQL } from "drizzle-orm";
+import { eq, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { slugBlocks } from "../../db/schema";
 import { AppError } from "../domain/errors";
@@ -8,14 +8,20 @@ import { randomInt } from "node:crypto";
 const BLOCKS = 36 ** 3;
 const blockPrefix = (n: number) => BASE36[Math.floor(n / 1296)] + BASE36[Math.floor(n / 36) % 36] + BASE36[n % 36];
 
+/** Where a pick starts: a random block (its prefix) and a random slot in it (0 to 35). */
+export type PickStart = { start: string; turn: number };
+export const randomPickStart = (): PickStart => ({ start: blockPrefix(randomInt(0, BLOCKS)), turn: randomInt(0, 36) });
+
 /**
  * The query of `pickFreeSlug`, answering one row (prefix, slug) or none (every block is full); `slug`
- * is null when the block's free count was stale. A caller may run it inside its own statement.
+ * is null when the block's free count was stale. A caller may run it inside its own statement, and
+ * prepare it with placeholders for where it starts (given `randomPickStart()` at each run).
  */
-export function freeSlugPick(): SQL {
+export function freeSlugPick({ start, turn }: PickStart | { start: Placeholder; turn: Placeholder } = randomPickStart()): SQL {
   // "offset 0" keeps each candidate's check a probe of the slug index: as a join, the planner hashed
   // every live link (a sequential scan of the table per pick) once there were a few thousand.
-  const start = blockPrefix(randomInt(0, BLOCKS));
+  // The block's slots are tried in order from a random one and the first free one is taken, so a
+  // block with room (nearly all of them) costs one probe instead of one for each of its 36 slots.
   return sql`
     with block as (
       (select prefix from slug_blocks where free > 0 and prefix >= ${start} order by prefix limit 1)
@@ -24,9 +30,10 @@ export function freeSlugPick(): SQL {
       limit 1
     )
     select block.prefix, (
-      select block.prefix || c from unnest(string_to_array(${BASE36}, null)) c
-      where not exists (select 1 from links where links.slug = block.prefix || c and links.deleted_at is null and links.domain_id is null offset 0)
-      order by random() limit 1
+      select s.slug from generate_series(0, 35) i
+      cross join lateral (select block.prefix || substr(${BASE36}, 1 + (${turn}::int + i) % 36, 1) as slug) s
+      where not exists (select 1 from links where links.slug = s.slug and links.deleted_at is null and links.domain_id is null offset 0)
+      limit 1
     ) as slug
     from block`;
 }
@@ -34,8 +41,8 @@ export function freeSlugPick(): SQL {
 /**
  * Picks a free generated slug: exactly 4 characters of [0-9a-z], never one in use (links and
  * linktrees share the namespace). A trigger keeps a free count per 3-character prefix, so a
- * block with room is found by one index lookup from a random starting point, and then one of
- * its at most 36 free slots is chosen at random: O(log n) even when the namespace is 99% full,
+ * block with room is found by one index lookup from a random starting point, and then its first
+ * free slot from a random one is taken: O(log n) even when the namespace is 99% full,
  * and one round trip to the database.
  *
  * The caller inserts the slug in the same transaction; the unique index is the final arbiter

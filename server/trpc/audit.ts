@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type Placeholder } from "drizzle-orm";
+import type { PgInsertValue } from "drizzle-orm/pg-core";
 import type { OpenApiMeta } from "trpc-openapi";
 import type { DbOrTx } from "../../db/client";
 import { apiTokens, auditEvents, users } from "../../db/schema";
@@ -184,25 +185,61 @@ export async function writeAuditEvents(db: DbOrTx, actor: Pick<Actor, "userId" |
   for (let i = 0; i < events.length; i += 1000) await auditEventsInsert(db, actor, events.slice(i, i + 1000), at);
 }
 
+/** The values of an audit row, by column: the row of `event` done by `actor` at `at`. */
+const auditValues = (actor: Pick<Actor, "userId" | "tokenId">, e: AuditEvent, at: number) => ({
+  id: randomString(8, BASE36),
+  workspaceId: e.workspaceId,
+  at,
+  actorUserId: actor.userId,
+  actorTokenId: actor.tokenId ?? null,
+  action: e.action,
+  targetType: e.targetType,
+  targetId: e.targetId,
+  changes: e.changes,
+});
+type AuditValues = ReturnType<typeof auditValues>;
+const AUDIT_COLUMNS = [
+  "id",
+  "workspaceId",
+  "at",
+  "actorUserId",
+  "actorTokenId",
+  "action",
+  "targetType",
+  "targetId",
+  "changes",
+] as const satisfies readonly (keyof AuditValues)[];
+
+/** A row of the insert, its values given by `v`; the e-mail is read by the insert itself (one round trip per audited change). */
+const auditRow = (v: { [K in keyof AuditValues]: AuditValues[K] | Placeholder }) => ({
+  ...v,
+  actorEmail: sql`(select ${users.email} from ${users} where ${users.id} = ${v.actorUserId})`,
+});
+
 /**
  * The insert of `writeAuditEvents`, not yet run: a caller may run it inside its own statement (a
  * data-modifying CTE), so the events land with the change they record. `events` must not be empty.
  */
 export function auditEventsInsert(db: DbOrTx, actor: Pick<Actor, "userId" | "tokenId">, events: AuditEvent[], at = Date.now()) {
-  // The e-mail is read by the insert itself: one round trip per audited change.
-  const actorEmail = sql`(select ${users.email} from ${users} where ${users.id} = ${actor.userId})`;
-  return db.insert(auditEvents).values(
-    events.map((e) => ({
-      id: randomString(8, BASE36),
-      workspaceId: e.workspaceId,
-      at,
-      actorUserId: actor.userId,
-      actorEmail,
-      actorTokenId: actor.tokenId ?? null,
-      action: e.action,
-      targetType: e.targetType,
-      targetId: e.targetId,
-      changes: e.changes,
-    })),
-  );
+  return db.insert(auditEvents).values(events.map((e) => auditRow(auditValues(actor, e, at)) as PgInsertValue<typeof auditEvents>));
+}
+
+/**
+ * `auditEventsInsert` of `n` events with every value a placeholder, for a statement prepared once and
+ * run many times with `auditEventParams` of the same number of events.
+ */
+export function auditEventsInsertShape(db: DbOrTx, n: number) {
+  const row = (i: number) => Object.fromEntries(AUDIT_COLUMNS.map((k) => [k, sql.placeholder(`audit_${i}_${k}`)]));
+  return db
+    .insert(auditEvents)
+    .values(Array.from({ length: n }, (_, i) => auditRow(row(i) as Parameters<typeof auditRow>[0]) as PgInsertValue<typeof auditEvents>));
+}
+
+/** The placeholders' values of `auditEventsInsertShape` for `events`. */
+export function auditEventParams(actor: Pick<Actor, "userId" | "tokenId">, events: AuditEvent[], at: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  events.forEach((e, i) => {
+    for (const [k, v] of Object.entries(auditValues(actor, e, at))) out[`audit_${i}_${k}`] = v;
+  });
+  return out;
 }

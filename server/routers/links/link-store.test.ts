@@ -3,7 +3,7 @@ import { createTestApp, type TestApp } from "../../test/harness";
 import { lookupLinkBySlug, peekLinkBySlug } from "../../core/lookup";
 import { newLinkId } from "../../lib/ids";
 import { sql } from "drizzle-orm";
-import { auditEventsInsert } from "../../trpc/audit";
+import { auditEventParams, auditEventsInsertShape } from "../../trpc/audit";
 import { inLinkTransaction, insertImportedLinks, insertLink, insertLinkAtOnce, softDeleteLink, updateLink } from "./link-store";
 
 const rowsOf = (result: unknown) => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { id: string }[];
@@ -89,11 +89,15 @@ describe("the link store drops the cache keys a write touched once its transacti
 
 describe("a link made in one statement", () => {
   const auditRows = (linkId: string) => t.app.db.execute(sql`select id from audit_events where target_id = ${linkId}`).then(rowsOf);
-  const alongside = (linkId: string, u: { id: string; workspaceId: string }) => () => [
-    auditEventsInsert(t.app.db, { userId: u.id }, [
-      { workspaceId: u.workspaceId, action: "link.created", targetType: "link", targetId: linkId, changes: ["url"] },
-    ]),
-  ];
+  const alongside = (linkId: string, u: { id: string; workspaceId: string }) => ({
+    shape: "one audit event",
+    parts: () => [auditEventsInsertShape(t.app.db, 1)],
+    params: auditEventParams(
+      { userId: u.id },
+      [{ workspaceId: u.workspaceId, action: "link.created", targetType: "link", targetId: linkId, changes: ["url"] }],
+      Date.now(),
+    ),
+  });
 
   it("drops the new slug's cached miss, and writes what goes with it", async () => {
     const u = await t.user();

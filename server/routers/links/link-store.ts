@@ -1,9 +1,9 @@
 import { eq, inArray, isNull, and, sql, type SQL } from "drizzle-orm";
-import type { DbOrTx } from "../../../db/client";
+import type { Db, DbOrTx } from "../../../db/client";
 import { links } from "../../../db/schema";
 import { AppError, isNotNullViolation, isUniqueViolation } from "../../domain/errors";
 import { newLinkId } from "../../lib/ids";
-import { DOMAIN_SLUG_INDEX, freeSlugPick, SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
+import { DOMAIN_SLUG_INDEX, freeSlugPick, randomPickStart, SLUG_INDEX, withGeneratedSlug } from "../../lib/slugs";
 import { linkCacheKey } from "../../core/lookup";
 import type { AppServices } from "../../core/services";
 
@@ -97,37 +97,81 @@ export async function insertLink(lt: LinkTx, values: NewLink, conflictCode: Slug
   return inserted;
 }
 
+/** What the statement of `insertLinkAtOnce` writes beside the link. */
+export type Alongside = {
+  /** Names what `parts` writes: the statement is built once per shape (and database), then run with new values. */
+  shape: string;
+  /**
+   * The statements that must land with the link (such as its webhook and audit events), given the
+   * slug as an SQL expression; what changes from one link to the next is a placeholder of `params`.
+   */
+  parts(slug: SQL): { getSQL(): SQL }[];
+  params: Record<string, unknown>;
+};
+
+type CreateStatement = { execute(params: Record<string, unknown>): Promise<LinkRow[]> };
+
+/**
+ * The statements of `insertLinkAtOnce`, prepared once per database and shape: building one through
+ * the query builder took the server more time than PostgreSQL takes to run it.
+ */
+const createStatements = new WeakMap<Db, Map<string, CreateStatement>>();
+
+function createStatement(db: Db, given: boolean, columns: string[], alongside: Alongside): CreateStatement {
+  const p = sql.placeholder;
+  const pick = db.$with("pick", {}).as(given ? sql`select ${p("slug")}::text as slug` : freeSlugPick({ start: p("pick_start"), turn: p("pick_turn") }));
+  // A select CTE runs only when read: the insert reads the slug through this one, so the NOTIFY is sent exactly once.
+  const note = db.$with("note", {}).as(sql`select slug, pg_notify(${p("note_channel")}, ${p("note_prefix")} || json_build_array(slug)::text) from pick`);
+  const parts = alongside.parts(sql`(select slug from pick)`).map((q, i) => db.$with(`alongside_${i}`, {}).as(q.getSQL()));
+  const values = Object.fromEntries(columns.map((c) => [c, p(`link_${c}`)])) as unknown as typeof links.$inferInsert;
+  return db
+    .with(pick, note, ...parts)
+    .insert(links)
+    .values({ ...values, domainId: null, slug: sql`(select slug from note)`, updatedAt: p("link_createdAt") })
+    .returning()
+    .prepare("link_create");
+}
+
 /**
  * `insertLink` on the default domain in one statement, for a write with nothing else to do in
  * between: the slug (given, or picked as `pickFreeSlug` picks it), the row, `alongside` (statements
- * that must land with the link, such as its webhook and audit events, each given the slug as an SQL
- * expression) and the NOTIFY that drops a cached miss of the new slug on every instance. One round
- * trip instead of a transaction's eight. Answers undefined when a generated pick did not hold (a block
- * count out of date, the slug taken meanwhile, no block with room): nothing was written, and the
- * caller takes `insertLink`'s way, which handles each of those. A given slug that is taken answers
- * `conflictCode`.
+ * that must land with the link, such as its webhook and audit events) and the NOTIFY that drops a
+ * cached miss of the new slug on every instance. One round trip instead of a transaction's eight.
+ * Answers undefined when a generated pick did not hold (a block count out of date, the slug taken
+ * meanwhile, no block with room): nothing was written, and the caller takes `insertLink`'s way,
+ * which handles each of those. A given slug that is taken answers `conflictCode`.
  */
 export async function insertLinkAtOnce(
   app: Pick<AppServices, "db" | "announceSlugs">,
   values: NewLink & { id: string; createdAt: number },
-  alongside: (slug: SQL) => { getSQL(): SQL }[],
+  alongside: Alongside,
   conflictCode: SlugConflictCode = "LINK_ID_ALREADY_IN_USE",
 ): Promise<LinkRow | undefined> {
   const { db } = app;
   const given = values.slug;
+  const row: Record<string, unknown> = { ...values, kind: values.kind ?? "link" };
+  const columns = Object.keys(row)
+    .filter((c) => c !== "slug" && c !== "domainId" && row[c] !== undefined)
+    .sort();
+  const key = `${given === undefined ? "pick" : "given"} ${columns.join(",")} ${alongside.shape}`;
+  let statements = createStatements.get(db);
+  if (!statements) createStatements.set(db, (statements = new Map()));
+  let statement = statements.get(key);
+  if (!statement) statements.set(key, (statement = createStatement(db, given !== undefined, columns, alongside)));
+  const params: Record<string, unknown> = { ...alongside.params };
+  for (const c of columns) params[`link_${c}`] = row[c];
+  if (given === undefined) {
+    const at = randomPickStart();
+    params.pick_start = at.start;
+    params.pick_turn = at.turn;
+  } else params.slug = given;
   const announcement = app.announceSlugs();
-  const pick = db.$with("pick", {}).as(given === undefined ? freeSlugPick() : sql`select ${given}::text as slug`);
-  // A select CTE runs only when read: the insert reads the slug through this one, so the NOTIFY is sent exactly once.
-  const note = db.$with("note", {}).as(sql`select slug, pg_notify(${announcement.channel}, ${announcement.prefix} || json_build_array(slug)::text) from pick`);
-  const parts = alongside(sql`(select slug from pick)`).map((q, i) => db.$with(`alongside_${i}`, {}).as(q.getSQL()));
+  params.note_channel = announcement.channel;
+  params.note_prefix = announcement.prefix;
   try {
-    const [row] = await db
-      .with(pick, note, ...parts)
-      .insert(links)
-      .values({ ...values, domainId: null, slug: sql`(select slug from note)`, kind: values.kind ?? "link", updatedAt: values.createdAt })
-      .returning();
-    await announcement.sent([linkCacheKey(null, row.slug)]);
-    return row;
+    const [made] = await statement.execute(params);
+    await announcement.sent([linkCacheKey(null, made.slug)]);
+    return made;
   } catch (e) {
     announcement.unsent();
     if (given !== undefined && isSlugConflict(e)) throw new AppError(conflictCode, { message: `slug ${given} is taken` });

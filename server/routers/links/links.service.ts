@@ -9,7 +9,7 @@ import { isOnHost } from "../../lib/urls";
 import { isObject, type FieldIssue } from "../../lib/input";
 import type { AppServices } from "../../core/services";
 import { anyWebhookFor, enqueueWebhookEvent, enqueueWebhookEvents, webhookEventInsert } from "../../core/webhook-outbox";
-import { auditEventsInsert, writeAuditEvents } from "../../trpc/audit";
+import { auditEventParams, auditEventsInsertShape, writeAuditEvents } from "../../trpc/audit";
 import type { AuditHandoff } from "../../trpc/init";
 import { newLinkId } from "../../lib/ids";
 import { domainNames, usableDomain } from "../domains";
@@ -140,15 +140,32 @@ export async function createLink(
     const id = newLinkId();
     const draft = toLinkDto({ ...values, id, slug: "", domainId: null, kind: "link", createdAt: now, updatedAt: now, deletedAt: null }, app.config);
     const events = await audit.events(draft);
-    const made = await store.insertLinkAtOnce(app, { ...values, id, createdAt: now }, (slug) => [
-      webhookEventInsert(
-        workspaceId,
-        "link.created",
-        sql`${JSON.stringify(draft)}::jsonb || jsonb_build_object('slug', ${slug}, 'short_url', ${shortUrl(app.config, "")} || ${slug})`,
-        now,
-      ),
-      ...(audit.actor && events.length ? [auditEventsInsert(app.db, audit.actor, events, now)] : []),
-    ]);
+    const audited = audit.actor && events.length ? audit.actor : null;
+    const p = sql.placeholder;
+    const made = await store.insertLinkAtOnce(
+      app,
+      { ...values, id, createdAt: now },
+      {
+        shape: `link.created, audit events ${audited ? events.length : 0}`,
+        parts: (slug) => [
+          webhookEventInsert(
+            p("workspace"),
+            "link.created",
+            sql`${p("draft")}::jsonb || jsonb_build_object('slug', ${slug}, 'short_url', ${p("short_url")}::text || ${slug})`,
+            { ms: p("now"), iso: p("now_iso") },
+          ),
+          ...(audited ? [auditEventsInsertShape(app.db, events.length)] : []),
+        ],
+        params: {
+          workspace: workspaceId,
+          draft: JSON.stringify(draft),
+          short_url: shortUrl(app.config, ""),
+          now,
+          now_iso: new Date(now).toISOString(),
+          ...(audited ? auditEventParams(audited, events, now) : {}),
+        },
+      },
+    );
     if (made) return toLinkDto(made, app.config);
   }
   // On a branded domain: checked and share-locked in the same transaction as the insert, so the
