@@ -24,9 +24,9 @@ afterAll(async () => {
 });
 
 /** An instance: its own connection (PostgreSQL) and a cache of keys. */
-async function instance(database: Database) {
+async function instance(database: Database, aloneAfterMs?: number) {
   const cache = new Set<string>();
-  const inv = await createInvalidation({ database, channel: "test_changed", log, drop: (k) => cache.delete(k), reset: () => cache.clear() });
+  const inv = await createInvalidation({ database, channel: "test_changed", log, drop: (k) => cache.delete(k), reset: () => cache.clear(), aloneAfterMs });
   open.push(inv);
   return { cache, inv };
 }
@@ -50,9 +50,80 @@ describe("one instance (PGlite or PostgreSQL)", () => {
   });
 });
 
-/** What a write does inside its own statement: the NOTIFY of `announce`, built by the database. */
-const notifyFromStatement = (database: Database, n: { channel: string; prefix: string }, key: string) =>
-  database.db.execute(sql`select pg_notify(${n.channel}, ${n.prefix} || json_build_array(${key}::text)::text)`);
+describe("an instance alone on its database", () => {
+  let own: Awaited<ReturnType<typeof createTestDatabase>>;
+  beforeAll(async () => {
+    own = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await own?.dispose();
+  });
+  /** What reaches the channel, heard by a plain listener (not an instance: it sends no heartbeat). */
+  const heard = async () => {
+    const payloads: string[] = [];
+    await own.listen("test_changed", (p) => payloads.push(p));
+    return payloads;
+  };
+  const settle = () => new Promise((r) => setTimeout(r, 300));
+
+  // Each test closes its instances (a goodbye), so the next one starts alone again.
+  it("sends no NOTIFY once it has listened long enough to have heard any other, and drops its keys here", async () => {
+    const payloads = await heard();
+    const a = await instance(own, 0);
+    try {
+      a.cache.add("k1").add("k2").add("k3");
+      await a.inv.invalidate(["k1"]);
+      const n = a.inv.announce();
+      expect(n.prefix).toBeNull();
+      await notifyFromStatement(own, n, "k2");
+      await n.sent(["k2"]);
+      await settle();
+      expect(payloads).toEqual([]);
+      expect([...a.cache]).toEqual(["k3"]);
+    } finally {
+      a.inv.close();
+      await settle();
+    }
+  });
+
+  it("in its first moments it notifies anyway: another instance may not have been heard yet", async () => {
+    const payloads = await heard();
+    const a = await instance(own);
+    try {
+      expect(a.inv.announce().prefix).not.toBeNull();
+      await a.inv.invalidate(["early"]);
+      await settle();
+      expect(payloads.some((p) => p.endsWith('["early"]'))).toBe(true);
+    } finally {
+      a.inv.close();
+      await settle();
+    }
+  });
+
+  it("notifies again as soon as another instance starts", async () => {
+    const payloads = await heard();
+    const a = await instance(own, 0);
+    expect(a.inv.announce().prefix).toBeNull();
+    const b = await instance(own, 0);
+    try {
+      await settle();
+      b.cache.add("later");
+      await a.inv.invalidate(["later"]);
+      expect(b.cache.has("later")).toBe(false);
+      expect(payloads.some((p) => p.endsWith('["later"]'))).toBe(true);
+    } finally {
+      a.inv.close();
+      b.inv.close();
+      await settle();
+    }
+  });
+});
+
+/** What a write does inside its own statement: the NOTIFY of `announce` (none without a prefix), built by the database. */
+const notifyFromStatement = (database: Database, n: { channel: string; prefix: string | null }, key: string) =>
+  database.db.execute(
+    sql`select case when ${n.prefix}::text is not null then pg_notify(${n.channel}, ${n.prefix} || json_build_array(${key}::text)::text) end`,
+  );
 
 describe.skipIf(!process.env.DATABASE_URL)("two instances on one PostgreSQL database", () => {
   const second = async () => {

@@ -30,7 +30,11 @@ export type Invalidation = {
   close(): void;
 };
 
-export type Announcement = { channel: string; prefix: string; sent(keys: string[]): Promise<void>; unsent(): void };
+/**
+ * `prefix` is null when no other instance is there to tell: the write then sends no NOTIFY (its
+ * statement skips `pg_notify` on a null prefix), and `sent` drops the keys here only.
+ */
+export type Announcement = { channel: string; prefix: string | null; sent(keys: string[]): Promise<void>; unsent(): void };
 
 /**
  * Cache invalidation that the other instances confirm. A NOTIFY alone reaches another instance
@@ -53,6 +57,8 @@ type InvalidationOptions = {
   drop(key: string): void;
   /** The listener (re)subscribed: what was sent meanwhile is lost, so drop everything. */
   reset(): void;
+  /** How long after it starts listening an instance that heard of no other counts itself alone (default PEER_TTL_MS; tests shorten it). */
+  aloneAfterMs?: number;
 };
 
 class ConfirmedInvalidation implements Invalidation {
@@ -63,6 +69,8 @@ class ConfirmedInvalidation implements Invalidation {
   /** Writes waiting for acknowledgements, by number. */
   private readonly waiting = new Map<number, { missing: Set<string>; done(): void }>();
   private seq = 0;
+  /** When this instance started listening: until every live peer's heartbeat had time to arrive, it does not count itself alone. */
+  private listeningSince = Infinity;
   /** Whether the last settled write missed an acknowledgement (logged once per change). */
   private unconfirmed = false;
   private timer: NodeJS.Timeout | undefined;
@@ -72,6 +80,7 @@ class ConfirmedInvalidation implements Invalidation {
   async start(): Promise<void> {
     await this.o.database.listen(this.o.channel, (payload) => this.onChange(payload), this.o.reset);
     await this.o.database.listen(ACK_CHANNEL, (payload) => this.onAck(payload));
+    this.listeningSince = Date.now();
     await this.hello();
     this.timer = setInterval(() => void this.hello(), HEARTBEAT_MS);
     this.timer.unref();
@@ -80,6 +89,7 @@ class ConfirmedInvalidation implements Invalidation {
   async invalidate(keys: string[]): Promise<void> {
     if (!keys.length) return;
     for (const key of keys) this.o.drop(key);
+    if (this.alone()) return;
     const { n, confirmed } = this.expectAcks();
     const chunks = chunk(keys);
     try {
@@ -95,6 +105,7 @@ class ConfirmedInvalidation implements Invalidation {
   }
 
   announce(): Announcement {
+    if (this.alone()) return { channel: this.o.channel, prefix: null, sent: async (keys) => keys.forEach((key) => this.o.drop(key)), unsent: () => {} };
     const { n, confirmed } = this.expectAcks();
     return {
       channel: this.o.channel,
@@ -141,6 +152,19 @@ class ConfirmedInvalidation implements Invalidation {
       w?.missing.delete(by);
       if (w && !w.missing.size) w.done();
     }
+  }
+
+  /**
+   * No other instance shares the database: none was heard from within PEER_TTL_MS, and this one has
+   * listened that long, so any that runs has had its heartbeats heard. A NOTIFY would then reach only
+   * this instance's own listener (a wake-up of PostgreSQL and of this process for every write). An
+   * instance that starts later announces itself before it serves, and is counted from then on.
+   */
+  private alone(): boolean {
+    const now = Date.now();
+    if (now - this.listeningSince < (this.o.aloneAfterMs ?? PEER_TTL_MS)) return false;
+    for (const seen of this.peers.values()) if (now - seen < PEER_TTL_MS) return false;
+    return true;
   }
 
   /** A new write's number, and what resolves once every live instance acknowledged it (or the timeout). */

@@ -120,8 +120,13 @@ const createStatements = new WeakMap<Db, Map<string, CreateStatement>>();
 function createStatement(db: Db, given: boolean, columns: string[], alongside: Alongside): CreateStatement {
   const p = sql.placeholder;
   const pick = db.$with("pick", {}).as(given ? sql`select ${p("slug")}::text as slug` : freeSlugPick({ start: p("pick_start"), turn: p("pick_turn") }));
-  // A select CTE runs only when read: the insert reads the slug through this one, so the NOTIFY is sent exactly once.
-  const note = db.$with("note", {}).as(sql`select slug, pg_notify(${p("note_channel")}, ${p("note_prefix")} || json_build_array(slug)::text) from pick`);
+  // A select CTE runs only when read: the insert reads the slug through this one, so the NOTIFY is sent
+  // exactly once; none without a prefix (no other instance to tell).
+  const note = db
+    .$with("note", {})
+    .as(
+      sql`select slug, case when ${p("note_prefix")}::text is not null then pg_notify(${p("note_channel")}, ${p("note_prefix")} || json_build_array(slug)::text) end from pick`,
+    );
   const parts = alongside.parts(sql`(select slug from pick)`).map((q, i) => db.$with(`alongside_${i}`, {}).as(q.getSQL()));
   const values = Object.fromEntries(columns.map((c) => [c, p(`link_${c}`)])) as unknown as typeof links.$inferInsert;
   return db
