@@ -68,12 +68,18 @@ try {
   process.exit(1);
 }
 
-// The server and the operator command line as one ES module each, with the packages they import
-// inside: the container image then needs in node_modules only what the bundles leave out (EXTERNAL,
-// RESOLVED), scripts/prune-node-modules.mjs removes the rest. Run by plain node they need no loader:
-// tsx's loader thread held about 40 MB of the server's memory (docs/performance.md). They sit one
-// folder below the root, as server/ and db/ do, so `new URL("../db/…", import.meta.url)` finds the
+// The server and the operator command line as one ES module each. Run by plain node they need no
+// loader: tsx's loader thread held about 40 MB of the server's memory (docs/performance.md). They sit
+// one folder below the root, as server/ and db/ do, so `new URL("../db/…", import.meta.url)` finds the
 // migrations and the PGlite thread from the bundles and from the sources alike.
+//
+// BUNDLE_PACKAGES=1 (the container image's build): the packages they import go inside too, except
+// what a bundle cannot hold (EXTERNAL, RESOLVED), and so does the dashboard's server build; the image
+// then needs in node_modules only what build/node-modules.json lists (scripts/prune-node-modules.mjs
+// removes the rest). Otherwise packages stay in node_modules: every package inside the bundle is
+// parsed at start, even one a server never loads (Redis without REDIS_URL, the mailer, the OIDC
+// client), which held 15 MB more of the server's memory under redirect load (docs/performance.md).
+const SELF_CONTAINED = process.env.BUNDLE_PACKAGES === "1";
 
 /** Packages left to node_modules, each for what a bundle cannot hold. */
 const EXTERNAL = [
@@ -100,9 +106,13 @@ const common = {
   platform: "node",
   format: "esm",
   target: "node20",
-  external: EXTERNAL,
-  // CommonJS packages inside an ES module still call require() for Node's own modules.
-  banner: { js: 'import { createRequire as __bundleCreateRequire } from "node:module"; const require = __bundleCreateRequire(import.meta.url);' },
+  ...(SELF_CONTAINED
+    ? {
+        external: EXTERNAL,
+        // CommonJS packages inside an ES module still call require() for Node's own modules.
+        banner: { js: 'import { createRequire as __bundleCreateRequire } from "node:module"; const require = __bundleCreateRequire(import.meta.url);' },
+      }
+    : { packages: "external" }),
   write: false,
   metafile: true,
   logLevel: "warning",
@@ -127,21 +137,23 @@ const metafiles = [
 async function imports(file) {
   return (await esbuild({ ...common, entryPoints: [file], packages: "external", external: undefined, banner: undefined })).metafile;
 }
-// The dashboard's server build: Remix leaves its packages outside; they go in here, once per Remix
-// build (the mark says it is done).
-if (!readFileSync(build, "utf8").startsWith(BUNDLED_MARK)) {
-  metafiles.push(await bundle(build, build, { banner: { js: BUNDLED_MARK + common.banner.js } }));
-} else metafiles.push(await imports(build));
-for (const file of UNBUNDLED) metafiles.push(await imports(file));
+// The dashboard's server build: Remix leaves its packages outside; for the image they go in here, once
+// per Remix build (the mark says it is done).
+if (SELF_CONTAINED) {
+  if (!readFileSync(build, "utf8").startsWith(BUNDLED_MARK)) {
+    metafiles.push(await bundle(build, build, { banner: { js: BUNDLED_MARK + common.banner.js } }));
+  } else metafiles.push(await imports(build));
+  for (const file of UNBUNDLED) metafiles.push(await imports(file));
+  const packages = new Set(RESOLVED);
+  for (const meta of metafiles) {
+    for (const input of Object.values(meta.inputs)) for (const imp of input.imports) if (imp.external && packageOf(imp.path)) packages.add(packageOf(imp.path));
+  }
+  // What the image keeps in node_modules: these packages and their own dependencies.
+  writeFileSync("build/node-modules.json", `${JSON.stringify({ packages: [...packages].sort() }, null, 2)}\n`);
+}
 
 /** The package a bare import names (`@scope/name` or `name` of `name/sub/path`), or undefined for Node's own modules and the rest. */
 function packageOf(spec) {
   const name = /^(@[\w.-]+\/)?[\w.-]+/.exec(spec)?.[0];
   return name && !spec.startsWith("node:") && !builtinModules.includes(name) ? name : undefined;
 }
-const packages = new Set(RESOLVED);
-for (const meta of metafiles) {
-  for (const input of Object.values(meta.inputs)) for (const imp of input.imports) if (imp.external && packageOf(imp.path)) packages.add(packageOf(imp.path));
-}
-// What the image keeps in node_modules: these packages and their own dependencies.
-writeFileSync("build/node-modules.json", `${JSON.stringify({ packages: [...packages].sort() }, null, 2)}\n`);
