@@ -71,6 +71,7 @@ describe("an instance alone on its database", () => {
     const payloads = await heard();
     const a = await instance(own, 0);
     try {
+      await settle(); // its own heartbeat back
       a.cache.add("k1").add("k2").add("k3");
       await a.inv.invalidate(["k1"]);
       const n = a.inv.announce();
@@ -100,9 +101,23 @@ describe("an instance alone on its database", () => {
     }
   });
 
+  it("a listener that hears nothing, not even its own heartbeat, does not count itself alone", async () => {
+    // Its connection lost: silence from the others is then no sign that there are none.
+    const deaf = Object.assign(Object.create(own) as Database, { listen: async () => {} });
+    const a = await instance(deaf, 0);
+    try {
+      await settle();
+      expect(a.inv.announce().prefix).not.toBeNull();
+    } finally {
+      a.inv.close();
+      await settle();
+    }
+  });
+
   it("notifies again as soon as another instance starts", async () => {
     const payloads = await heard();
     const a = await instance(own, 0);
+    await settle();
     expect(a.inv.announce().prefix).toBeNull();
     const b = await instance(own, 0);
     try {

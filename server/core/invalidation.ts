@@ -71,6 +71,8 @@ class ConfirmedInvalidation implements Invalidation {
   private seq = 0;
   /** When this instance started listening: until every live peer's heartbeat had time to arrive, it does not count itself alone. */
   private listeningSince = Infinity;
+  /** When this instance last heard its own heartbeat: its listener hears the channel. */
+  private selfHeardAt = -Infinity;
   /** Whether the last settled write missed an acknowledgement (logged once per change). */
   private unconfirmed = false;
   private timer: NodeJS.Timeout | undefined;
@@ -79,7 +81,12 @@ class ConfirmedInvalidation implements Invalidation {
 
   async start(): Promise<void> {
     await this.o.database.listen(this.o.channel, (payload) => this.onChange(payload), this.o.reset);
-    await this.o.database.listen(ACK_CHANNEL, (payload) => this.onAck(payload));
+    // A listener that lost its connection hears nothing meanwhile: it counts from its new subscription.
+    await this.o.database.listen(
+      ACK_CHANNEL,
+      (payload) => this.onAck(payload),
+      () => (this.listeningSince = Date.now()),
+    );
     this.listeningSince = Date.now();
     await this.hello();
     this.timer = setInterval(() => void this.hello(), HEARTBEAT_MS);
@@ -145,6 +152,7 @@ class ConfirmedInvalidation implements Invalidation {
   private onAck(payload: string): void {
     const [kind, a, n, by] = payload.split(" ");
     if (kind === "hello" && a !== this.id) this.peers.set(a, Date.now());
+    if (kind === "hello" && a === this.id) this.selfHeardAt = Date.now();
     if (kind === "bye") this.peers.delete(a);
     if (kind === "ack" && a === this.id) {
       this.peers.set(by, Date.now());
@@ -155,14 +163,17 @@ class ConfirmedInvalidation implements Invalidation {
   }
 
   /**
-   * No other instance shares the database: none was heard from within PEER_TTL_MS, and this one has
-   * listened that long, so any that runs has had its heartbeats heard. A NOTIFY would then reach only
-   * this instance's own listener (a wake-up of PostgreSQL and of this process for every write). An
-   * instance that starts later announces itself before it serves, and is counted from then on.
+   * No other instance shares the database: none was heard from within PEER_TTL_MS, while this one
+   * has listened that long and heard its own heartbeat lately (a listener that lost its connection
+   * hears no other either, and must not take that silence for solitude), so any that runs has had its
+   * heartbeats heard. A NOTIFY would then reach only this instance's own listener (a wake-up of
+   * PostgreSQL and of this process for every write). An instance that starts later announces itself
+   * before it serves, and is counted from then on.
    */
   private alone(): boolean {
     const now = Date.now();
     if (now - this.listeningSince < (this.o.aloneAfterMs ?? PEER_TTL_MS)) return false;
+    if (now - this.selfHeardAt >= PEER_TTL_MS) return false;
     for (const seen of this.peers.values()) if (now - seen < PEER_TTL_MS) return false;
     return true;
   }
