@@ -114,6 +114,47 @@ describe("an instance alone on its database", () => {
     }
   });
 
+  it("tells an instance that started while its write ran, once the write committed", async () => {
+    const a = await instance(own, 0);
+    await settle();
+    const n = a.inv.announce();
+    expect(n.prefix).toBeNull();
+    const b = await instance(own, 0);
+    try {
+      await settle();
+      b.cache.add("during");
+      await notifyFromStatement(own, n, "during");
+      await n.sent(["during"]);
+      expect(b.cache.has("during")).toBe(false);
+    } finally {
+      a.inv.close();
+      b.inv.close();
+      await settle();
+    }
+  });
+
+  it("an instance too busy to send its heartbeat is still told", async () => {
+    // Every connection of its pool taken: it still hears on its listener, and still holds its entries.
+    let mute = false;
+    const busy = Object.assign(Object.create(own) as Database, { notify: (c: string, p: string) => (mute ? Promise.resolve() : own.notify(c, p)) });
+    const a = await instance(own, 0);
+    const b = await instance(busy, 0);
+    try {
+      await settle();
+      mute = true;
+      await new Promise((r) => setTimeout(r, 4000)); // longer than a heartbeat's lifetime
+      b.cache.add("busy");
+      expect(a.inv.announce().prefix).not.toBeNull();
+      await a.inv.invalidate(["busy"]);
+      await settle();
+      expect(b.cache.has("busy")).toBe(false);
+    } finally {
+      a.inv.close();
+      b.inv.close();
+      await settle();
+    }
+  });
+
   it("notifies again as soon as another instance starts", async () => {
     const payloads = await heard();
     const a = await instance(own, 0);

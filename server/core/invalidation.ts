@@ -9,6 +9,12 @@ const CONFIRMED = "\u0001";
 const HEARTBEAT_MS = 1000;
 /** A peer not heard from for this long is gone (stopped, crashed, cut off): no write waits for it. */
 const PEER_TTL_MS = 3500;
+/**
+ * How long an instance not heard from may still hold cache entries that a write must drop: the
+ * caches keep an entry a minute at most (links, tokens, listings), and an instance too busy to send
+ * its heartbeat (every connection of its pool taken) still hears NOTIFYs on its listener.
+ */
+const SILENT_PEER_MS = 65_000;
 /** Longest a write waits for a peer's acknowledgement; past it, the peer's entries expire by TTL. */
 const ACK_TIMEOUT_MS = 1000;
 /** NOTIFY payloads are limited to 8000 bytes. */
@@ -57,7 +63,7 @@ type InvalidationOptions = {
   drop(key: string): void;
   /** The listener (re)subscribed: what was sent meanwhile is lost, so drop everything. */
   reset(): void;
-  /** How long after it starts listening an instance that heard of no other counts itself alone (default PEER_TTL_MS; tests shorten it). */
+  /** How long after it starts listening an instance that heard of no other counts itself alone (default SILENT_PEER_MS; tests shorten it). */
   aloneAfterMs?: number;
 };
 
@@ -112,7 +118,14 @@ class ConfirmedInvalidation implements Invalidation {
   }
 
   announce(): Announcement {
-    if (this.alone()) return { channel: this.o.channel, prefix: null, sent: async (keys) => keys.forEach((key) => this.o.drop(key)), unsent: () => {} };
+    if (this.alone())
+      return {
+        channel: this.o.channel,
+        prefix: null,
+        // Another instance may have started while the statement ran: it is told after the commit.
+        sent: async (keys) => (this.alone() ? keys.forEach((key) => this.o.drop(key)) : this.invalidate(keys)),
+        unsent: () => {},
+      };
     const { n, confirmed } = this.expectAcks();
     return {
       channel: this.o.channel,
@@ -163,19 +176,22 @@ class ConfirmedInvalidation implements Invalidation {
   }
 
   /**
-   * No other instance shares the database: none was heard from within PEER_TTL_MS, while this one
-   * has listened that long and heard its own heartbeat lately (a listener that lost its connection
-   * hears no other either, and must not take that silence for solitude), so any that runs has had its
-   * heartbeats heard. A NOTIFY would then reach only this instance's own listener (a wake-up of
-   * PostgreSQL and of this process for every write). An instance that starts later announces itself
-   * before it serves, and is counted from then on.
+   * No other instance shares the database: none was heard from within SILENT_PEER_MS, while this one
+   * has listened that long and hears its own heartbeat (a listener that lost its connection hears no
+   * other either, and must not take that silence for solitude). A NOTIFY would then reach only this
+   * instance's own listener (a wake-up of PostgreSQL and of this process for every write). An
+   * instance that starts later announces itself before it serves, and is counted from then on.
    */
   private alone(): boolean {
     const now = Date.now();
-    if (now - this.listeningSince < (this.o.aloneAfterMs ?? PEER_TTL_MS)) return false;
+    if (now - this.listeningSince < (this.o.aloneAfterMs ?? SILENT_PEER_MS)) return false;
     if (now - this.selfHeardAt >= PEER_TTL_MS) return false;
-    for (const seen of this.peers.values()) if (now - seen < PEER_TTL_MS) return false;
-    return true;
+    let alone = true;
+    for (const [peer, seen] of this.peers) {
+      if (now - seen < SILENT_PEER_MS) alone = false;
+      else this.peers.delete(peer); // gone without a goodbye (a crash) and past holding anything
+    }
+    return alone;
   }
 
   /** A new write's number, and what resolves once every live instance acknowledged it (or the timeout). */
