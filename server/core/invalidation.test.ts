@@ -65,8 +65,13 @@ describe("an instance alone on its database", () => {
     return payloads;
   };
   const settle = () => new Promise((r) => setTimeout(r, 300));
+  /** Closes instances (each says goodbye), so the next test starts alone again. */
+  const closeAll = async (...xs: { inv: Invalidation }[]) => {
+    for (const x of xs) x.inv.close();
+    await settle();
+  };
 
-  // Each test closes its instances (a goodbye), so the next one starts alone again.
+  // Each test closes its instances, so the next one starts alone again.
   it("sends no NOTIFY once it has listened long enough to have heard any other, and drops its keys here", async () => {
     const payloads = await heard();
     const a = await instance(own, 0);
@@ -82,8 +87,7 @@ describe("an instance alone on its database", () => {
       expect(payloads).toEqual([]);
       expect([...a.cache]).toEqual(["k3"]);
     } finally {
-      a.inv.close();
-      await settle();
+      await closeAll(a);
     }
   });
 
@@ -96,8 +100,7 @@ describe("an instance alone on its database", () => {
       await settle();
       expect(payloads.some((p) => p.endsWith('["early"]'))).toBe(true);
     } finally {
-      a.inv.close();
-      await settle();
+      await closeAll(a);
     }
   });
 
@@ -109,8 +112,7 @@ describe("an instance alone on its database", () => {
       await settle();
       expect(a.inv.announce().prefix).not.toBeNull();
     } finally {
-      a.inv.close();
-      await settle();
+      await closeAll(a);
     }
   });
 
@@ -127,9 +129,7 @@ describe("an instance alone on its database", () => {
       await n.sent(["during"]);
       expect(b.cache.has("during")).toBe(false);
     } finally {
-      a.inv.close();
-      b.inv.close();
-      await settle();
+      await closeAll(a, b);
     }
   });
 
@@ -149,9 +149,7 @@ describe("an instance alone on its database", () => {
       await settle();
       expect(b.cache.has("busy")).toBe(false);
     } finally {
-      a.inv.close();
-      b.inv.close();
-      await settle();
+      await closeAll(a, b);
     }
   });
 
@@ -168,9 +166,7 @@ describe("an instance alone on its database", () => {
       expect(b.cache.has("later")).toBe(false);
       expect(payloads.some((p) => p.endsWith('["later"]'))).toBe(true);
     } finally {
-      a.inv.close();
-      b.inv.close();
-      await settle();
+      await closeAll(a, b);
     }
   });
 });
