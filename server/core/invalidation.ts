@@ -122,8 +122,9 @@ class ConfirmedInvalidation implements Invalidation {
       return {
         channel: this.o.channel,
         prefix: null,
-        // Another instance may have started while the statement ran: it is told after the commit.
-        sent: async (keys) => (this.alone() ? keys.forEach((key) => this.o.drop(key)) : this.invalidate(keys)),
+        // Dropped here, and told to another instance that started while the statement ran
+        // (`invalidate` sends nothing while this one is still alone).
+        sent: (keys) => this.invalidate(keys),
         unsent: () => {},
       };
     const { n, confirmed } = this.expectAcks();
