@@ -18,6 +18,13 @@ export const migrationsFolder = fileURLToPath(new URL("../db/migrations", import
 
 export type Database = {
   db: Db;
+  /**
+   * `db` on connections whose prepared statements are planned once, for their first values: only for
+   * a hot statement whose best plan is the same whatever its values (every value a key or a row to
+   * write). On `db` each execution is planned for its values, which for a statement of several parts
+   * costs PostgreSQL more than running it. The embedded database: `db` itself.
+   */
+  plannedOnce: Db;
   driver: "pglite" | "postgres";
   /**
    * Subscribe to a NOTIFY channel (cache invalidation across instances). `onListen` runs on every
@@ -79,23 +86,28 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 async function openPostgres(url: string, max: number, replySilence: number): Promise<Database> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
-  const sql = postgres(url, {
-    max,
-    onnotice: () => {},
-    // Fail fast when the database is away: callers answer 503 instead of hanging.
-    connect_timeout: 3,
-    // postgres.js waits up to 20 s between reconnects by default, and queued queries wait with it;
-    // at most 1 s keeps an outage's 503s quick and the return noticed at once.
-    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
-    // Prepared statements (see preparing) keep being planned for their parameters, as unprepared
-    // ones are: a generic plan made the slug pick five times slower (bench: 2 → 9.6 ms of PostgreSQL per POST /links).
-    connection: { plan_cache_mode: "force_custom_plan" },
-    // The reply wait is read by the mended postgres.js (scripts/patch-postgres.mjs) off the factory.
-    socket: Object.assign(noDelaySocket(), { replySilence }),
-  } as Options<Record<string, never>>);
+  const pool = (planCacheMode: "force_custom_plan" | "force_generic_plan") =>
+    postgres(url, {
+      max,
+      onnotice: () => {},
+      // Fail fast when the database is away: callers answer 503 instead of hanging.
+      connect_timeout: 3,
+      // postgres.js waits up to 20 s between reconnects by default, and queued queries wait with it;
+      // at most 1 s keeps an outage's 503s quick and the return noticed at once.
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+      connection: { plan_cache_mode: planCacheMode },
+      // The reply wait is read by the mended postgres.js (scripts/patch-postgres.mjs) off the factory.
+      socket: Object.assign(noDelaySocket(), { replySilence }),
+    } as Options<Record<string, never>>);
+  // Prepared statements (see preparing) keep being planned for their values, as unprepared ones are:
+  // a generic plan made an earlier slug pick five times slower (bench: 2 → 9.6 ms of PostgreSQL per
+  // POST /links). The second pool, for `plannedOnce`, opens its connections only when used.
+  const sql = pool("force_custom_plan");
+  const onceSql = pool("force_generic_plan");
   const db = drizzle(preparing(sql), { schema }) as unknown as Db;
   return {
     db,
+    plannedOnce: drizzle(preparing(onceSql), { schema }) as unknown as Db,
     driver: "postgres",
     url,
     async listen(channel, onMessage, onListen) {
@@ -114,7 +126,7 @@ async function openPostgres(url: string, max: number, replySilence: number): Pro
       await withTimeout(sql`select 1`, 1500);
     },
     async close() {
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), onceSql.end({ timeout: 5 })]);
     },
   };
 }
@@ -221,6 +233,7 @@ async function openPglite(opts: OpenOptions): Promise<Database> {
   const db = drizzle(client as never, { schema }) as unknown as Db;
   return {
     db,
+    plannedOnce: db,
     driver: "pglite",
     pglite: client,
     listen: (channel, onMessage) => client.listen(channel, onMessage),

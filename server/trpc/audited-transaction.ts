@@ -51,6 +51,7 @@ function scopedApp(app: AppServices, tx: Tx, afterCommit: (() => Promise<unknown
   });
   const database = Object.assign(Object.create(app.database) as AppServices["database"], {
     db,
+    plannedOnce: db,
     notify: later((channel: string, payload: string) => app.database.notify(channel, payload)),
   });
   return Object.assign(Object.create(app) as AppServices, {

@@ -43,7 +43,7 @@ const itemError = (index: number, e: { error: string; fields?: Fields }): BulkEr
  * fails the whole call (503); after that, the remaining items report it one by one.
  */
 export async function bulkCreateLinks(
-  app: Pick<AppServices, "config" | "db" | "domainCache" | "invalidateSlugs" | "announceSlugs" | "limits" | "log">,
+  app: Pick<AppServices, "config" | "db" | "database" | "domainCache" | "invalidateSlugs" | "announceSlugs" | "limits" | "log">,
   actor: Actor,
   input: { links: CreateLinkInput[] },
   from: Pick<RequestInfo, "ip">,

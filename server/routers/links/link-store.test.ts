@@ -4,6 +4,7 @@ import { lookupLinkBySlug, peekLinkBySlug } from "../../core/lookup";
 import { newLinkId } from "../../lib/ids";
 import { sql } from "drizzle-orm";
 import { auditEventParams, auditEventsInsertShape } from "../../trpc/audit";
+import { openDatabase } from "../../../db/client";
 import { inLinkTransaction, insertImportedLinks, insertLink, insertLinkAtOnce, softDeleteLink, updateLink } from "./link-store";
 
 const rowsOf = (result: unknown) => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { id: string }[];
@@ -149,6 +150,30 @@ describe("a link made in one statement", () => {
       await t.app.db.execute(sql`delete from links where url = 'https://example.com/full'`);
       await t.app.db.execute(sql`update slug_blocks b set free = k.free from kept_blocks k where k.prefix = b.prefix`);
       await t.app.db.execute(sql`drop table kept_blocks`);
+    }
+  });
+
+  // Planning the statement for each link's values cost PostgreSQL more than running it (the embedded
+  // database has a single connection and plans as PostgreSQL's default does).
+  it.runIf(process.env.DATABASE_URL)("is planned once per connection, while other statements stay planned for their values", async () => {
+    const u = await t.user();
+    const own = await openDatabase({ databaseUrl: t.app.database.url!, migrate: false, poolSize: 1 });
+    try {
+      const app = { database: own, announceSlugs: () => t.app.announceSlugs() };
+      for (let i = 0; i < 7; i++) {
+        const id = newLinkId();
+        expect(
+          await insertLinkAtOnce(app, { id, createdAt: Date.now(), workspaceId: u.workspaceId, url: "https://example.com/planned" }, alongside(id, u)),
+        ).toMatchObject({ id });
+      }
+      const plans = rowsOf(
+        await own.plannedOnce.execute(sql`select generic_plans, custom_plans from pg_prepared_statements where statement like '%insert into "links"%'`),
+      ) as unknown as { generic_plans: string; custom_plans: string }[];
+      expect(plans.map((p) => [Number(p.generic_plans), Number(p.custom_plans)])).toEqual([[7, 0]]);
+      const mode = rowsOf(await own.db.execute(sql`select current_setting('plan_cache_mode') as mode`)) as unknown as { mode: string }[];
+      expect(mode).toEqual([{ mode: "force_custom_plan" }]);
+    } finally {
+      await own.close();
     }
   });
 });

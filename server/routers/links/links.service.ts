@@ -105,7 +105,7 @@ export const insertLink = (db: DbOrTx, values: NewLink): Promise<LinkRow> => db.
 
 /** A new link in the caller's workspace; without an actor, in the public one, limited per address (`from`). */
 export async function createLink(
-  app: Pick<AppServices, "config" | "db" | "invalidateSlugs" | "announceSlugs" | "limits">,
+  app: Pick<AppServices, "config" | "db" | "database" | "invalidateSlugs" | "announceSlugs" | "limits">,
   actor: Actor | null,
   input: CreateLinkInput,
   from: Pick<RequestInfo, "ip">,
