@@ -231,8 +231,8 @@ export class BatchClickRecorder implements ClickRecorder {
       }
     }
     if (this.buffer.length >= this.maxBuffered && !this.spillFull()) return;
+    // No gauge update per click: a scrape of /_/metrics reads `buffered` itself.
     this.buffer.push(p);
-    this.gauge();
     if (this.buffer.length >= this.batchSize && !this.writing) this.kick();
     else this.schedule();
   }
