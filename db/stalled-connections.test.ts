@@ -66,4 +66,22 @@ describe.skipIf(!process.env.DATABASE_URL)("a connection whose peer stops answer
     await new Promise((r) => setTimeout(r, 1500)); // idle past the wait: nothing was due
     expect(await database.db.execute(sql`select 5 as x`)).toEqual([{ x: 5 }]);
   });
+
+  it("keeps a connection whose answer arrived while the process was too busy to read it past the wait", async () => {
+    // Straight to PostgreSQL: the relay runs in this process and would be held up too.
+    const direct = await openDatabase({ databaseUrl: test.url!, poolSize: 1, migrate: false, replySilenceSeconds: 1 });
+    try {
+      expect(await direct.db.execute(sql`select 1 as x`)).toEqual([{ x: 1 }]);
+      const answer = direct.db.execute(sql`select pg_sleep(0.3), 6 as x`);
+      await new Promise((r) => setTimeout(r, 50)); // sent, not yet answered
+      // The event loop held for longer than the wait, in a phase after its reads (the answer came at
+      // 0.3 s and waits unread): its timers run next, before it reads again.
+      await new Promise((r) => setImmediate(r));
+      const until = Date.now() + 1500;
+      while (Date.now() < until);
+      expect(await answer).toEqual([{ pg_sleep: "", x: 6 }]);
+    } finally {
+      await direct.close();
+    }
+  });
 });

@@ -31,7 +31,9 @@
 //    that hears nothing for `replySilence` seconds (a property of the `socket` factory, set by
 //    db/client.ts; none: no limit) now destroys its socket, and its queries fail with
 //    CONNECTION_CLOSED as when the peer closes (db/stalled-connections.test.ts). Any byte heard
-//    restarts the wait; an idle connection has nothing to wait for.
+//    restarts the wait; an idle connection has nothing to wait for. A wait that ran out is judged only
+//    after the event loop's next reads, so a loop held up past it does not end a connection whose
+//    answer came meanwhile.
 //
 // Exact text, so another version of postgres.js stops the install here instead of running unmended.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -39,8 +41,18 @@ import path from "node:path";
 
 const MARK = "/* mended by scripts/patch-postgres.mjs */";
 const closedError = "Errors.connection('CONNECTION_CLOSED', options)";
-/** [text, replacement, how many times the text must occur]. */
+/**
+ * A reply wait that ran out is judged after the event loop's next reads: when the loop was held up
+ * (a long synchronous task), the timer runs before the bytes that arrived meanwhile are read, and
+ * took a healthy connection for a silent one (db/stalled-connections.test.ts).
+ */
+const SILENT =
+  "  function silent() {\n    replyTimer = null\n" + "    setImmediate(() => socket && (query || sent.length) && !replyTimer && socket.destroy())\n  }\n";
+/** The first version of `silent`, which an install mended before has: replaced by SILENT. */
+const SILENT_BEFORE = "  function silent() {\n    replyTimer = null\n    socket && (query || sent.length) && socket.destroy()\n  }\n";
+/** [text, replacement, how many times the text must occur (0: where an earlier mend left it, if at all)]. */
 const mends = [
+  [SILENT_BEFORE, SILENT, 0],
   ["    socket || (socket = await createSocket())\n", `    socket || (query = null ${MARK}, socket = await createSocket())\n`, 1],
   [
     "      return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))\n\n",
@@ -77,7 +89,7 @@ const mends = [
       "  let replyTimer = null\n" +
       "  function awaitReply() {\n    replySilence && !replyTimer && (replyTimer = setTimeout(silent, replySilence * 1000))\n  }\n" +
       "  function heard() {\n    replyTimer && (clearTimeout(replyTimer), replyTimer = null)\n    ;(query || sent.length) && awaitReply()\n  }\n" +
-      "  function silent() {\n    replyTimer = null\n    socket && (query || sent.length) && socket.destroy()\n  }\n",
+      SILENT,
     1,
   ],
   ["    const x = socket.write(chunk, fn)\n", `    const x = socket.write(chunk, fn)\n    awaitReply() ${MARK}\n`, 1],
@@ -103,6 +115,10 @@ for (const file of ["src/connection.js", "cjs/src/connection.js"]) {
   let text = readFileSync(p, "utf8");
   for (const [before, after, times] of mends) {
     if (text.includes(after)) continue;
+    if (times === 0) {
+      text = text.split(before).join(after);
+      continue;
+    }
     if (text.split(before).length !== times + 1) {
       console.error(`scripts/patch-postgres.mjs: the text to mend is not in ${p} exactly ${times} time(s):\n${before}`);
       process.exit(1);
