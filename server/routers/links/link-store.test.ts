@@ -176,4 +176,36 @@ describe("a link made in one statement", () => {
       await own.close();
     }
   });
+
+  // Concurrent creates queue on few connections, so their statements share writes and backends.
+  it.runIf(process.env.DATABASE_URL)("creates links on two connections however large the main pool is", async () => {
+    const u = await t.user();
+    const own = await openDatabase({ databaseUrl: t.app.database.url!, migrate: false, poolSize: 10 });
+    try {
+      const backends = async (db: typeof own.db) =>
+        new Set(
+          (
+            await Promise.all(
+              Array.from(
+                { length: 12 },
+                async () => rowsOf(await db.execute(sql`select pg_backend_pid() as pid, pg_sleep(0.05)`)) as unknown as { pid: number }[],
+              ),
+            )
+          ).map(([row]) => row!.pid),
+        ).size;
+      expect(await backends(own.db)).toBe(10);
+      expect(await backends(own.plannedOnce)).toBe(2);
+      const app = { database: own, announceSlugs: () => t.app.announceSlugs() };
+      const made = await Promise.all(
+        Array.from({ length: 12 }, async () => {
+          const id = newLinkId();
+          return (await insertLinkAtOnce(app, { id, createdAt: Date.now(), workspaceId: u.workspaceId, url: "https://example.com/queued" }, alongside(id, u)))
+            ?.slug;
+        }),
+      );
+      expect(new Set(made).size).toBe(12);
+    } finally {
+      await own.close();
+    }
+  });
 });
