@@ -200,10 +200,6 @@ export class BatchClickRecorder implements ClickRecorder {
     this.walFailing = true;
   }
 
-  private gauge() {
-    this.app.metrics.clicksBuffered.set(this.buffered);
-  }
-
   private schedule(delay = this.intervalMs) {
     if (this.timer || this.closed) return;
     this.timer = setTimeout(() => {
@@ -231,7 +227,6 @@ export class BatchClickRecorder implements ClickRecorder {
       }
     }
     if (this.buffer.length >= this.maxBuffered && !this.spillFull()) return;
-    // No gauge update per click: a scrape of /_/metrics reads `buffered` itself.
     this.buffer.push(p);
     if (this.buffer.length >= this.batchSize && !this.writing) this.kick();
     else this.schedule();
@@ -311,7 +306,6 @@ export class BatchClickRecorder implements ClickRecorder {
         throw e;
       } finally {
         this.inflight -= batch.length;
-        this.gauge();
       }
       this.recovered();
     }
@@ -358,7 +352,6 @@ export class BatchClickRecorder implements ClickRecorder {
           this.buffer.push(p);
         }
       }
-      this.gauge();
     } catch (e) {
       this.app.log.error(logSafeError(e), "click spool replay failed");
     }
