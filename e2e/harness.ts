@@ -113,8 +113,9 @@ export async function signIn(page: Page, server: Server, email: string) {
   await page.waitForURL(/\/links/);
 }
 
+/** The command line (`npm run cli --`) from its bundle, which `npm run test:e2e` builds with the server's. */
 export async function cli(server: Server, ...args: string[]): Promise<unknown> {
-  const { stdout } = await promisify(execFile)(process.execPath, [path.resolve("node_modules/tsx/dist/cli.mjs"), "server/cli.ts", ...args], {
+  const { stdout } = await promisify(execFile)(process.execPath, [path.resolve("build/cli.mjs"), ...args], {
     env: { ...process.env, ...server.env },
   });
   return JSON.parse(stdout);

@@ -101,7 +101,8 @@ describe("configuration", () => {
   });
 
   it("stops the start with a message naming the variable", () => {
-    const r = spawnSync("node_modules/.bin/tsx", ["server/main.ts"], {
+    // The bundle `npm start` runs, built from the sources by the test setup.
+    const r = spawnSync(process.execPath, ["build/server.mjs"], {
       env: { ...process.env, EDGE_HEADERS: "akamai", DATA_DIR: tempDataDir(), DATABASE_URL: "" },
       encoding: "utf8",
       timeout: 30_000,

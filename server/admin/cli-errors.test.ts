@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { cliBundle } from "./cli.test-helper";
 
 /**
  * Every way to get the command line wrong: one line `{"error": "USAGE", "message"}` on stderr naming
@@ -11,7 +12,6 @@ import { describe, expect, it } from "vitest";
  * empty); another failure (here a configuration error) exits 1; --help and --version exit 0.
  */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const tsx = path.join(root, "node_modules/.bin/tsx");
 
 type Run = { code: number; stdout: string; stderr: string; dataDir: string };
 
@@ -19,7 +19,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "cli-errors-"));
   const childEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATA_DIR: dataDir, LOG_LEVEL: "silent", ...env };
   return new Promise((resolve) => {
-    execFile(tsx, ["server/cli.ts", ...args], { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [cliBundle, ...args], { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, dataDir });
     });
   });

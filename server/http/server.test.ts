@@ -86,7 +86,8 @@ describe("stopping", () => {
 describe("SIGTERM", () => {
   it("drains and exits 0", async () => {
     const [appPort, redirectPort] = [await freePort(), await freePort()];
-    const child = spawn("node_modules/.bin/tsx", ["server/main.ts"], {
+    // The bundle `npm start` runs, built from the sources by the test setup.
+    const child = spawn(process.execPath, ["build/server.mjs"], {
       env: {
         ...process.env,
         APP_URL: `http://127.0.0.1:${appPort}`,

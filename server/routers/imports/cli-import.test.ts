@@ -1,29 +1,17 @@
-import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { and, eq, isNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { links } from "../../../db/schema";
+import { runCli } from "../../admin/cli.test-helper";
 import { createTestServer, type TestServer } from "../../test/harness";
 import { startImportRunner, type ImportRunner } from "./runner";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const FIXTURES = path.join(root, "server/routers/imports/fixtures");
 
-type Run = { code: number; stdout: string; stderr: string };
-function cli(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  const childEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", "server/cli.ts", ...args],
-      { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: 120_000 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (args: string[], env: Record<string, string | undefined>) => runCli(args, env, { timeoutMs: 120_000 });
 
 let t: TestServer;
 let env: Record<string, string | undefined>;

@@ -10,6 +10,7 @@ import { openDatabase, type Database } from "../../../db/client";
 import { importJobs, links } from "../../../db/schema";
 import { tempDataDir } from "../../../db/test-db";
 import { parseConfig } from "../../config";
+import { cliBundle } from "../../admin/cli.test-helper";
 import { queueImport } from "../../admin/commands";
 import { ensureUploadsDir, uploadName } from "../../routers/imports/imports.service";
 import { ADMIN_PATH, ADMIN_SECRET_HEADER, readAdminEndpointInfo } from "../../admin/endpoint";
@@ -72,7 +73,7 @@ function csvFile(dir: string, tag: string): { file: string; slugs: string[] } {
 }
 
 function runCli(args: string[], env: Record<string, string>) {
-  const proc = spawn(process.execPath, ["--import", "tsx", "server/cli.ts", ...args], {
+  const proc = spawn(process.execPath, [cliBundle, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -3,7 +3,10 @@ import http from "node:http";
 import { randomBytes } from "node:crypto";
 import { freePort } from "../harness";
 
-/** One `node --import tsx server/main.ts` process on free ports. */
+/**
+ * One server process on free ports, run from the bundle `npm start` runs (build/server.mjs, built from
+ * the current sources by the test setup: scripts/ensure-build.mjs).
+ */
 export type Instance = {
   proc: ChildProcess;
   api: string;
@@ -20,7 +23,7 @@ export async function startInstance(env: Record<string, string>, ports: { app?: 
   const [appPort, redirectPort] = [ports.app ?? (await freePort()), ports.redirect ?? (await freePort())];
   const appUrl = `http://127.0.0.1:${appPort}`;
   const redirect = `http://127.0.0.1:${redirectPort}`;
-  const proc = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+  const proc = spawn(process.execPath, ["build/server.mjs"], {
     env: { ...process.env, APP_URL: appUrl, REDIRECT_URL: redirect, LOG_LEVEL: "info", SESSION_SECRET: "s".repeat(32), NODE_ENV: "test", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -8,6 +8,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["server/test/faults/**/*.fault.ts"],
+    globalSetup: ["./server/test/global-setup.ts"],
     pool: "forks",
     maxWorkers: 1,
     fileParallelism: false,
