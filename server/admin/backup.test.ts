@@ -178,6 +178,8 @@ describe(`backups (${driver})`, () => {
           ...Array.from({ length: 4 }, () => http(target.short_url, { headers: { "user-agent": BROWSER } })),
           http(`${t.api}/links`, { method: "POST", headers: u.auth, json: { url: "https://example.com/during" } }),
         ]);
+        // A breath between rounds: the writes go on through the backup without starving it.
+        await new Promise((r) => setTimeout(r, 10));
       }
     })();
     // Until the visits' clicks are being written (batched after the answers; slow on a busy machine):
