@@ -1,28 +1,20 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { cliBundle } from "./cli.test-helper";
+import { runCli, type CliRun } from "./cli.test-helper";
 
 /**
  * Every way to get the command line wrong: one line `{"error": "USAGE", "message"}` on stderr naming
  * what is wrong, exit code 2, nothing on stdout, and no database opened (the data directory stays
  * empty); another failure (here a configuration error) exits 1; --help and --version exit 0.
  */
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+type Run = CliRun<unknown> & { dataDir: string };
 
-type Run = { code: number; stdout: string; stderr: string; dataDir: string };
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+/** The command line in a data directory of its own, which the test may then look into. */
+async function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "cli-errors-"));
-  const childEnv: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATA_DIR: dataDir, LOG_LEVEL: "silent", ...env };
-  return new Promise((resolve) => {
-    execFile(process.execPath, [cliBundle, ...args], { cwd: root, env: childEnv as NodeJS.ProcessEnv, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, dataDir });
-    });
-  });
+  return { ...(await runCli(args, env, { timeoutMs: 60_000, defaults: { DATA_DIR: dataDir, LOG_LEVEL: "silent" } })), dataDir };
 }
 
 /** The one line of a failure, parsed; fails the test when stderr is anything else. */

@@ -182,17 +182,11 @@ describe("a link made in one statement", () => {
     const u = await t.user();
     const own = await openDatabase({ databaseUrl: t.app.database.url!, migrate: false, poolSize: 10 });
     try {
-      const backends = async (db: typeof own.db) =>
-        new Set(
-          (
-            await Promise.all(
-              Array.from(
-                { length: 12 },
-                async () => rowsOf(await db.execute(sql`select pg_backend_pid() as pid, pg_sleep(0.05)`)) as unknown as { pid: number }[],
-              ),
-            )
-          ).map(([row]) => row!.pid),
-        ).size;
+      // How many backends twelve concurrent statements reach.
+      const backends = async (db: typeof own.db) => {
+        const results = await Promise.all(Array.from({ length: 12 }, () => db.execute(sql`select pg_backend_pid() as id, pg_sleep(0.05)`)));
+        return new Set(results.map((r) => rowsOf(r)[0]!.id)).size;
+      };
       expect(await backends(own.db)).toBe(10);
       expect(await backends(own.plannedOnce)).toBe(2);
       const app = { database: own, announceSlugs: () => t.app.announceSlugs() };
